@@ -1,0 +1,88 @@
+/*
+ * osmoffset - port offsetting for OpenSM's updn and minhop routing engines
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ *
+ * Everything declared here is free of OpenSM types, so that the Check unit
+ * tests can drive the option parser and the port-selection rule directly,
+ * without a running subnet manager.
+ */
+
+#ifndef OSMOFFSET_H
+#define OSMOFFSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OO_PLUGIN_NAME "osmoffset"
+
+/* How the starting port among equal-cost candidates is chosen. */
+enum oo_rule {
+	OO_RULE_OFF = 0,	/* stock engine behaviour, LFTs untouched */
+	OO_RULE_PLAIN,		/* the 2008 rule: rotate with paths routed */
+};
+
+/* The rule that "port_offsetting=on" selects. */
+#define OO_RULE_DEFAULT OO_RULE_PLAIN
+
+struct oo_options {
+	enum oo_rule rule;
+};
+
+/*
+ * Parse the value of OpenSM's event_plugin_options.  Tokens are separated
+ * by white space or commas and have the form key=value.  A key may carry
+ * our own prefix ("osmoffset.port_offsetting=on"); tokens with another
+ * prefix ("foo.bar=1") belong to other plugins and are skipped.
+ *
+ * Recognised keys:
+ *	port_offsetting = off | on | plain   (also no/yes, false/true, 0/1)
+ *
+ * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
+ * On error returns -1, leaves *opts set to the defaults (off) and writes a
+ * readable message naming the offending token to err.
+ */
+int oo_options_parse(const char *text, struct oo_options *opts,
+		     char *err, size_t err_len);
+
+const char *oo_rule_name(enum oo_rule rule);
+
+/* One equal-cost egress port of a switch toward one destination. */
+struct oo_candidate {
+	uint8_t port;		/* switch port number */
+	uint32_t paths;		/* paths already routed out of this port */
+	uint32_t offset_paths;	/* of those, paths of LIDs with the same
+				   LID offset (base LIDs, base + 1, ...) */
+	uint32_t reuse;		/* earlier LIDs of the same destination
+				   already leaving toward this port's
+				   remote node (LMC path diversity) */
+};
+
+/*
+ * The index among n candidates at which the scan starts: the number of
+ * paths routed so far over these candidates, divided by n, modulo n.
+ * With LMC > 0 this rotates the first choice from one destination to the
+ * next, so base LIDs do not align on one port.
+ */
+unsigned oo_rotation_start(const struct oo_candidate *cand, unsigned n);
+
+/*
+ * Pick one of n candidates: the one with the least reuse, then the fewest
+ * paths of the same LID offset, then the fewest paths in all; among equals
+ * the first met when scanning from index start (wrapping around).  So base
+ * LIDs, and each further LID offset, spread evenly over the candidates.
+ * Returns the chosen index, or -1 when n is 0.
+ */
+int oo_select_candidate(const struct oo_candidate *cand, unsigned n,
+			unsigned start);
+
+/*
+ * Compare two node descriptions the way people sort host names: runs of
+ * digits compare by value ("h9" < "h10").  Returns <0, 0 or >0.
+ */
+int oo_natural_cmp(const char *a, const char *b);
+
+#endif				/* OSMOFFSET_H */

@@ -1,0 +1,157 @@
+/*
+ * osmoffset - parsing of OpenSM's event_plugin_options for port offsetting
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ */
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "osmoffset.h"
+
+#define OO_TOKEN_MAX 128
+
+struct oo_rule_word {
+	const char *word;
+	enum oo_rule rule;
+};
+
+static const struct oo_rule_word rule_words[] = {
+	{"off", OO_RULE_OFF},
+	{"no", OO_RULE_OFF},
+	{"false", OO_RULE_OFF},
+	{"0", OO_RULE_OFF},
+	{"on", OO_RULE_DEFAULT},
+	{"yes", OO_RULE_DEFAULT},
+	{"true", OO_RULE_DEFAULT},
+	{"1", OO_RULE_DEFAULT},
+	{"plain", OO_RULE_PLAIN},
+};
+
+const char *oo_rule_name(enum oo_rule rule)
+{
+	switch (rule) {
+	case OO_RULE_OFF:
+		return "off";
+	case OO_RULE_PLAIN:
+		return "plain";
+	}
+	return "unknown";
+}
+
+static int is_separator(char c)
+{
+	return c == ',' || isspace((unsigned char)c);
+}
+
+static int parse_rule(const char *value, enum oo_rule *rule)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rule_words) / sizeof(rule_words[0]); i++)
+		if (!strcasecmp(value, rule_words[i].word)) {
+			*rule = rule_words[i].rule;
+			return 0;
+		}
+	return -1;
+}
+
+/*
+ * Strip our own "osmoffset." prefix.  Returns NULL when the key belongs to
+ * another plugin (it has some other dotted prefix).
+ */
+static const char *own_key(const char *key)
+{
+	static const char prefix[] = OO_PLUGIN_NAME ".";
+	size_t len = sizeof(prefix) - 1;
+
+	if (!strncasecmp(key, prefix, len))
+		return key + len;
+	if (strchr(key, '.'))
+		return NULL;
+	return key;
+}
+
+static int parse_token(char *token, struct oo_options *opts, int *seen,
+		       char *err, size_t err_len)
+{
+	char *eq = strchr(token, '=');
+	const char *key, *value;
+	enum oo_rule rule;
+
+	if (!eq || eq == token || !eq[1]) {
+		snprintf(err, err_len, "event_plugin_options: token '%s' "
+			 "is not of the form key=value", token);
+		return -1;
+	}
+	*eq = '\0';
+	value = eq + 1;
+	key = own_key(token);
+	if (!key)
+		return 0;
+
+	if (strcasecmp(key, "port_offsetting")) {
+		snprintf(err, err_len, "event_plugin_options: unknown key "
+			 "'%s' (known: port_offsetting)", token);
+		return -1;
+	}
+	if (parse_rule(value, &rule)) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "port_offsetting value '%s' is not one of "
+			 "off, on, plain", value);
+		return -1;
+	}
+	if (*seen && rule != opts->rule) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "port_offsetting is given twice, as %s and as %s",
+			 oo_rule_name(opts->rule), oo_rule_name(rule));
+		return -1;
+	}
+	*seen = 1;
+	opts->rule = rule;
+	return 0;
+}
+
+int oo_options_parse(const char *text, struct oo_options *opts,
+		     char *err, size_t err_len)
+{
+	char token[OO_TOKEN_MAX];
+	const char *p = text;
+	int seen = 0;
+	size_t len;
+
+	opts->rule = OO_RULE_OFF;
+	if (err_len)
+		err[0] = '\0';
+	if (!text)
+		return 0;
+
+	while (*p) {
+		while (*p && is_separator(*p))
+			p++;
+		if (!*p)
+			break;
+		for (len = 0; p[len] && !is_separator(p[len]); len++)
+			;
+		if (len >= sizeof(token)) {
+			snprintf(err, err_len, "event_plugin_options: token "
+				 "starting '%.20s' is longer than %d characters",
+				 p, OO_TOKEN_MAX - 1);
+			opts->rule = OO_RULE_OFF;
+			return -1;
+		}
+		memcpy(token, p, len);
+		token[len] = '\0';
+		p += len;
+		if (parse_token(token, opts, &seen, err, err_len)) {
+			opts->rule = OO_RULE_OFF;
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,97 @@
+/*
+ * osmoffset - the port-selection rule, free of OpenSM types
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ */
+
+#include <ctype.h>
+
+#include "osmoffset.h"
+
+unsigned oo_rotation_start(const struct oo_candidate *cand, unsigned n)
+{
+	uint64_t routed = 0;
+	unsigned i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		routed += cand[i].paths;
+	return (unsigned)((routed / n) % n);
+}
+
+static int better_candidate(const struct oo_candidate *a,
+			    const struct oo_candidate *b)
+{
+	if (a->reuse != b->reuse)
+		return a->reuse < b->reuse;
+	if (a->offset_paths != b->offset_paths)
+		return a->offset_paths < b->offset_paths;
+	return a->paths < b->paths;
+}
+
+int oo_select_candidate(const struct oo_candidate *cand, unsigned n,
+			unsigned start)
+{
+	unsigned i, idx;
+	int best = -1;
+
+	if (!n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		idx = (start + i) % n;
+		if (best < 0 || better_candidate(&cand[idx], &cand[best]))
+			best = (int)idx;
+	}
+	return best;
+}
+
+static int compare_digit_runs(const char **pa, const char **pb)
+{
+	const char *a = *pa, *b = *pb;
+	const char *ea, *eb;
+	size_t la, lb;
+
+	while (*a == '0' && isdigit((unsigned char)a[1]))
+		a++;
+	while (*b == '0' && isdigit((unsigned char)b[1]))
+		b++;
+	for (ea = a; isdigit((unsigned char)*ea); ea++)
+		;
+	for (eb = b; isdigit((unsigned char)*eb); eb++)
+		;
+	la = (size_t)(ea - a);
+	lb = (size_t)(eb - b);
+	*pa = ea;
+	*pb = eb;
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	for (; a < ea; a++, b++)
+		if (*a != *b)
+			return *a < *b ? -1 : 1;
+	return 0;
+}
+
+int oo_natural_cmp(const char *a, const char *b)
+{
+	int r;
+
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			r = compare_digit_runs(&a, &b);
+			if (r)
+				return r;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	if (*a == *b)
+		return 0;
+	return *a ? 1 : -1;
+}

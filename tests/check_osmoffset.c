@@ -1,0 +1,435 @@
+/*
+ * Check unit tests of osmoffset's option parser and port-selection rule,
+ * driven directly, without OpenSM.
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ */
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osmoffset.h"
+
+#define MAX_PORTS 16
+#define MAX_DESTS 16
+#define MAX_LIDS 8
+
+/*
+ * A tiny model of one switch, routing the way osm_ucast_offset.c does:
+ * for each LID offset, for each destination in order, gather the usable
+ * candidate ports with their path counts and remote-node reuse, and let
+ * the rule choose.  remote[] names the node behind each port (trunks share
+ * one), down[] marks ports that are not usable.
+ */
+struct model {
+	unsigned num_ports;	/* ports 1..num_ports */
+	unsigned remote[MAX_PORTS + 1];
+	int down[MAX_PORTS + 1];
+	uint32_t paths[MAX_PORTS + 1];
+	uint32_t offset_paths[MAX_LIDS][MAX_PORTS + 1];
+	unsigned used_remote[MAX_DESTS][MAX_LIDS];
+	uint8_t lft[MAX_DESTS][MAX_LIDS];
+};
+
+static void model_init(struct model *m, unsigned num_ports)
+{
+	unsigned p;
+
+	memset(m, 0, sizeof(*m));
+	m->num_ports = num_ports;
+	for (p = 1; p <= num_ports; p++)
+		m->remote[p] = p;
+}
+
+static uint8_t model_route(struct model *m, unsigned dest, unsigned offset)
+{
+	struct oo_candidate cand[MAX_PORTS];
+	unsigned n = 0, p, j;
+	int pick;
+
+	for (p = 1; p <= m->num_ports; p++) {
+		if (m->down[p])
+			continue;
+		cand[n].port = p;
+		cand[n].paths = m->paths[p];
+		cand[n].offset_paths = m->offset_paths[offset][p];
+		cand[n].reuse = 0;
+		for (j = 0; j < offset; j++)
+			if (m->used_remote[dest][j] == m->remote[p])
+				cand[n].reuse++;
+		n++;
+	}
+	pick = oo_select_candidate(cand, n, oo_rotation_start(cand, n));
+	if (pick < 0)
+		return 255;
+	p = cand[pick].port;
+	m->paths[p]++;
+	m->offset_paths[offset][p]++;
+	m->used_remote[dest][offset] = m->remote[p];
+	return p;
+}
+
+/* OpenSM 3.3.23's order: every base LID first, then each offset. */
+static void model_route_base_first(struct model *m, unsigned dests,
+				   unsigned lids)
+{
+	unsigned d, o;
+
+	for (o = 0; o < lids; o++)
+		for (d = 0; d < dests; d++)
+			m->lft[d][o] = model_route(m, d, o);
+}
+
+/* The order of the seed e-mail: all LIDs of one port, then the next. */
+static void model_route_port_by_port(struct model *m, unsigned dests,
+				     unsigned lids)
+{
+	unsigned d, o;
+
+	for (d = 0; d < dests; d++)
+		for (o = 0; o < lids; o++)
+			m->lft[d][o] = model_route(m, d, o);
+}
+
+static void cands(struct oo_candidate *c, const uint32_t *paths, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		c[i].port = i + 1;
+		c[i].paths = paths[i];
+		c[i].offset_paths = 0;
+		c[i].reuse = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(rotation_start_follows_paths_routed)
+{
+	struct oo_candidate c[4];
+	static const uint32_t zero[4] = { 0, 0, 0, 0 };
+	static const uint32_t one[4] = { 1, 1, 1, 1 };
+	static const uint32_t seven[4] = { 2, 2, 2, 1 };
+	static const uint32_t many[4] = { 4, 4, 4, 4 };
+
+	cands(c, zero, 4);
+	ck_assert_uint_eq(oo_rotation_start(c, 4), 0);
+	cands(c, one, 4);
+	ck_assert_uint_eq(oo_rotation_start(c, 4), 1);
+	cands(c, seven, 4);
+	ck_assert_uint_eq(oo_rotation_start(c, 4), 1);
+	cands(c, many, 4);
+	ck_assert_uint_eq(oo_rotation_start(c, 4), 0);	/* 16/4 = 4, mod 4 */
+	ck_assert_uint_eq(oo_rotation_start(c, 0), 0);
+}
+END_TEST
+
+START_TEST(select_prefers_least_loaded)
+{
+	struct oo_candidate c[4];
+	static const uint32_t paths[4] = { 3, 1, 2, 1 };
+
+	cands(c, paths, 4);
+	ck_assert_int_eq(oo_select_candidate(c, 4, 0), 1);
+	/* tie between index 1 and 3: the first met from the start wins */
+	ck_assert_int_eq(oo_select_candidate(c, 4, 2), 3);
+	ck_assert_int_eq(oo_select_candidate(c, 4, 3), 3);
+	ck_assert_int_eq(oo_select_candidate(c, 4, 0), 1);
+	ck_assert_int_eq(oo_select_candidate(c, 0, 0), -1);
+}
+END_TEST
+
+START_TEST(select_prefers_unused_remote_node)
+{
+	struct oo_candidate c[3];
+	static const uint32_t paths[3] = { 0, 5, 9 };
+
+	cands(c, paths, 3);
+	c[0].reuse = 1;		/* least loaded, but its node is used */
+	c[1].reuse = 1;
+	ck_assert_int_eq(oo_select_candidate(c, 3, 0), 2);
+	c[2].reuse = 2;
+	ck_assert_int_eq(oo_select_candidate(c, 3, 0), 0);
+}
+END_TEST
+
+/*
+ * The seed e-mail's example: LMC 2, ports A..D with LIDs 1-4, 5-8, 9-12,
+ * 13-16, routed port by port through 4 equal switch ports.  Offsetting
+ * must give exactly the table the e-mail asks for:
+ *	switch port 1: 1, 8, 11, 14
+ *	switch port 2: 2, 5, 12, 15
+ *	switch port 3: 3, 6, 9,  16
+ *	switch port 4: 4, 7, 10, 13
+ * (4 parallel links to one switch: all candidates share one remote node.)
+ */
+START_TEST(seed_example_port_by_port)
+{
+	static const uint8_t want[4][4] = {
+		{ 1, 2, 3, 4 },	/* LIDs 1..4 */
+		{ 2, 3, 4, 1 },	/* LIDs 5..8 */
+		{ 3, 4, 1, 2 },	/* LIDs 9..12 */
+		{ 4, 1, 2, 3 },	/* LIDs 13..16 */
+	};
+	struct model m;
+	unsigned d, o, p;
+
+	model_init(&m, 4);
+	for (p = 1; p <= 4; p++)
+		m.remote[p] = 100;
+	model_route_port_by_port(&m, 4, 4);
+	for (d = 0; d < 4; d++)
+		for (o = 0; o < 4; o++)
+			ck_assert_msg(m.lft[d][o] == want[d][o],
+				      "LID %u: port %u, want %u",
+				      d * 4 + o + 1, m.lft[d][o], want[d][o]);
+}
+END_TEST
+
+/* Base LIDs first (OpenSM >= 3.3.23): base LIDs on distinct ports too. */
+START_TEST(seed_example_base_first)
+{
+	static const uint8_t want[4][4] = {
+		{ 1, 2, 3, 4 },
+		{ 2, 3, 4, 1 },
+		{ 3, 4, 1, 2 },
+		{ 4, 1, 2, 3 },
+	};
+	struct model m;
+	unsigned d, o, p;
+
+	model_init(&m, 4);
+	for (p = 1; p <= 4; p++)
+		m.remote[p] = 100;
+	model_route_base_first(&m, 4, 4);
+	for (d = 0; d < 4; d++)
+		for (o = 0; o < 4; o++)
+			ck_assert_msg(m.lft[d][o] == want[d][o],
+				      "dest %u offset %u: port %u, want %u",
+				      d, o, m.lft[d][o], want[d][o]);
+}
+END_TEST
+
+/* Every LMC 0..3: base LIDs, and each offset, spread within one. */
+START_TEST(every_offset_spreads_evenly)
+{
+	unsigned lmc = (unsigned)_i;
+	unsigned lids = 1U << lmc, dests = 11, ports = 4;
+	struct model m;
+	unsigned o, d, p;
+
+	model_init(&m, ports);
+	model_route_base_first(&m, dests, lids);
+	for (o = 0; o < lids; o++) {
+		unsigned count[MAX_PORTS + 1] = { 0 }, lo = ~0U, hi = 0;
+
+		for (d = 0; d < dests; d++)
+			count[m.lft[d][o]]++;
+		for (p = 1; p <= ports; p++) {
+			lo = count[p] < lo ? count[p] : lo;
+			hi = count[p] > hi ? count[p] : hi;
+		}
+		ck_assert_msg(hi - lo <= 1, "LMC %u offset %u: spread %u",
+			      lmc, o, hi - lo);
+	}
+	for (p = 2; p <= ports; p++) {
+		int diff = (int)m.paths[p] - (int)m.paths[1];
+
+		ck_assert_msg(diff >= -1 && diff <= 1, "LMC %u: total %u vs %u",
+			      lmc, m.paths[p], m.paths[1]);
+	}
+}
+END_TEST
+
+/* Same-offset load decides before total load. */
+START_TEST(select_balances_each_offset_first)
+{
+	struct oo_candidate c[3];
+	static const uint32_t paths[3] = { 1, 4, 4 };
+
+	cands(c, paths, 3);
+	c[0].offset_paths = 1;
+	ck_assert_int_eq(oo_select_candidate(c, 3, 0), 1);
+	c[1].offset_paths = 1;
+	ck_assert_int_eq(oo_select_candidate(c, 3, 0), 2);
+	c[2].offset_paths = 1;
+	ck_assert_int_eq(oo_select_candidate(c, 3, 0), 0);
+}
+END_TEST
+
+START_TEST(down_port_is_never_chosen)
+{
+	struct model m;
+	unsigned d, o, count[6] = { 0 };
+
+	model_init(&m, 5);
+	m.down[3] = 1;
+	model_route_base_first(&m, 8, 2);
+	for (d = 0; d < 8; d++)
+		for (o = 0; o < 2; o++) {
+			ck_assert_uint_ne(m.lft[d][o], 3);
+			count[m.lft[d][o]]++;
+		}
+	/* 16 paths over the 4 live ports: 4 each */
+	ck_assert_uint_eq(count[1], 4);
+	ck_assert_uint_eq(count[2], 4);
+	ck_assert_uint_eq(count[4], 4);
+	ck_assert_uint_eq(count[5], 4);
+}
+END_TEST
+
+/*
+ * Two trunks of two links to two spines (ports 1,2 -> spine 10; ports
+ * 3,4 -> spine 20), LMC 1: the two LIDs of each destination must go
+ * through different spines, and base LIDs still spread over all 4 ports.
+ */
+START_TEST(lmc_paths_take_different_remote_nodes)
+{
+	struct model m;
+	unsigned d, count[5] = { 0 };
+
+	model_init(&m, 4);
+	m.remote[1] = m.remote[2] = 10;
+	m.remote[3] = m.remote[4] = 20;
+	model_route_base_first(&m, 8, 2);
+	for (d = 0; d < 8; d++) {
+		ck_assert_uint_ne(m.remote[m.lft[d][0]], m.remote[m.lft[d][1]]);
+		count[m.lft[d][0]]++;
+	}
+	ck_assert_uint_eq(count[1], 2);
+	ck_assert_uint_eq(count[2], 2);
+	ck_assert_uint_eq(count[3], 2);
+	ck_assert_uint_eq(count[4], 2);
+}
+END_TEST
+
+START_TEST(no_candidate_gives_no_path)
+{
+	struct model m;
+
+	model_init(&m, 2);
+	m.down[1] = m.down[2] = 1;
+	ck_assert_uint_eq(model_route(&m, 0, 0), 255);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static enum oo_rule parse_ok(const char *text)
+{
+	struct oo_options o;
+	char err[256];
+
+	ck_assert_msg(oo_options_parse(text, &o, err, sizeof(err)) == 0,
+		      "'%s' rejected: %s", text ? text : "(null)", err);
+	return o.rule;
+}
+
+static void parse_bad(const char *text, const char *needle)
+{
+	struct oo_options o;
+	char err[256];
+
+	o.rule = OO_RULE_PLAIN;
+	ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)), -1);
+	ck_assert_int_eq(o.rule, OO_RULE_OFF);
+	ck_assert_msg(strstr(err, needle) != NULL, "'%s' -> '%s' lacks '%s'",
+		      text, err, needle);
+}
+
+START_TEST(options_accepted)
+{
+	ck_assert_int_eq(parse_ok(NULL), OO_RULE_OFF);
+	ck_assert_int_eq(parse_ok(""), OO_RULE_OFF);
+	ck_assert_int_eq(parse_ok("  ,  "), OO_RULE_OFF);
+	ck_assert_int_eq(parse_ok("port_offsetting=on"), OO_RULE_DEFAULT);
+	ck_assert_int_eq(parse_ok("port_offsetting=ON"), OO_RULE_DEFAULT);
+	ck_assert_int_eq(parse_ok("port_offsetting=yes"), OO_RULE_DEFAULT);
+	ck_assert_int_eq(parse_ok("port_offsetting=1"), OO_RULE_DEFAULT);
+	ck_assert_int_eq(parse_ok("port_offsetting=off"), OO_RULE_OFF);
+	ck_assert_int_eq(parse_ok("port_offsetting=0"), OO_RULE_OFF);
+	ck_assert_int_eq(parse_ok("port_offsetting=plain"), OO_RULE_PLAIN);
+	ck_assert_int_eq(parse_ok("osmoffset.port_offsetting=plain"),
+			 OO_RULE_PLAIN);
+	ck_assert_int_eq(parse_ok("other.level=3, port_offsetting=on"),
+			 OO_RULE_DEFAULT);
+	ck_assert_int_eq(parse_ok("port_offsetting=on port_offsetting=yes"),
+			 OO_RULE_DEFAULT);
+}
+END_TEST
+
+START_TEST(options_rejected)
+{
+	char longtok[300];
+
+	parse_bad("port_offsetting=maybe", "'maybe'");
+	parse_bad("port_offseting=on", "unknown key 'port_offseting'");
+	parse_bad("port_offsetting", "key=value");
+	parse_bad("port_offsetting=", "key=value");
+	parse_bad("=on", "key=value");
+	parse_bad("port_offsetting=on port_offsetting=off", "given twice");
+	parse_bad("port_offsetting=on,bogus=1", "unknown key 'bogus'");
+	memset(longtok, 'x', sizeof(longtok) - 1);
+	longtok[sizeof(longtok) - 1] = '\0';
+	parse_bad(longtok, "longer than");
+}
+END_TEST
+
+START_TEST(rule_names)
+{
+	ck_assert_str_eq(oo_rule_name(OO_RULE_OFF), "off");
+	ck_assert_str_eq(oo_rule_name(OO_RULE_PLAIN), "plain");
+}
+END_TEST
+
+START_TEST(natural_order_of_names)
+{
+	ck_assert_int_lt(oo_natural_cmp("h9", "h10"), 0);
+	ck_assert_int_gt(oo_natural_cmp("h10", "h9"), 0);
+	ck_assert_int_eq(oo_natural_cmp("h010", "h10"), 0);
+	ck_assert_int_lt(oo_natural_cmp("node2 mlx5_0", "node10 mlx5_0"), 0);
+	ck_assert_int_lt(oo_natural_cmp("a", "b"), 0);
+	ck_assert_int_lt(oo_natural_cmp("h1", "h1a"), 0);
+	ck_assert_int_eq(oo_natural_cmp("", ""), 0);
+	ck_assert_int_lt(oo_natural_cmp("", "x"), 0);
+}
+END_TEST
+
+static Suite *osmoffset_suite(void)
+{
+	Suite *s = suite_create("osmoffset");
+	TCase *sel = tcase_create("select");
+	TCase *opt = tcase_create("options");
+
+	tcase_add_test(sel, rotation_start_follows_paths_routed);
+	tcase_add_test(sel, select_prefers_least_loaded);
+	tcase_add_test(sel, select_prefers_unused_remote_node);
+	tcase_add_test(sel, seed_example_port_by_port);
+	tcase_add_test(sel, seed_example_base_first);
+	tcase_add_loop_test(sel, every_offset_spreads_evenly, 0, 4);
+	tcase_add_test(sel, select_balances_each_offset_first);
+	tcase_add_test(sel, down_port_is_never_chosen);
+	tcase_add_test(sel, lmc_paths_take_different_remote_nodes);
+	tcase_add_test(sel, no_candidate_gives_no_path);
+	suite_add_tcase(s, sel);
+
+	tcase_add_test(opt, options_accepted);
+	tcase_add_test(opt, options_rejected);
+	tcase_add_test(opt, rule_names);
+	tcase_add_test(opt, natural_order_of_names);
+	suite_add_tcase(s, opt);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(osmoffset_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
