@@ -23,10 +23,12 @@
 enum oo_rule {
 	OO_RULE_OFF = 0,	/* stock engine behaviour, LFTs untouched */
 	OO_RULE_PLAIN,		/* the 2008 rule: rotate with paths routed */
+	OO_RULE_COORDINATED,	/* d-mod-k: every switch on a path derives
+				   its choice from the destination's rank */
 };
 
 /* The rule that "port_offsetting=on" selects. */
-#define OO_RULE_DEFAULT OO_RULE_PLAIN
+#define OO_RULE_DEFAULT OO_RULE_COORDINATED
 
 struct oo_options {
 	enum oo_rule rule;
@@ -39,7 +41,8 @@ struct oo_options {
  * prefix ("foo.bar=1") belong to other plugins and are skipped.
  *
  * Recognised keys:
- *	port_offsetting = off | on | plain   (also no/yes, false/true, 0/1)
+ *	port_offsetting = off | on | coordinated | plain
+ *			  (also no/yes, false/true, 0/1; on = coordinated)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -78,6 +81,32 @@ unsigned oo_rotation_start(const struct oo_candidate *cand, unsigned n);
  */
 int oo_select_candidate(const struct oo_candidate *cand, unsigned n,
 			unsigned start);
+
+/*
+ * The coordinated rule (d-mod-k on fat trees).  Destinations are ranked
+ * 0..N-1 in routing order.  Going up from tree level l, a switch offers
+ * its up links as numbered slots; the destination of rank r takes slot
+ *
+ *	(r / divisor[l] + lid_offset) mod slots
+ *
+ * where divisor[0] = 1 and divisor[l + 1] = divisor[l] * up_slots[l].
+ * Every switch of a level numbers its slots by the same global order of
+ * the switches above, so the choices made along a path are digits of r:
+ * a shift permutation in rank order then never puts two flows on one link
+ * of a full fat tree, and each LID offset takes its own links.  Going
+ * down over parallel links the same digit picks the link, so trunks stay
+ * balanced as well.
+ */
+unsigned oo_coordinated_slot(uint32_t rank, uint64_t divisor,
+			     unsigned lid_offset, unsigned slots);
+
+/*
+ * Fill divisor[0..levels-1] from the number of up slots of each level.
+ * Products that would overflow 2^32 saturate; a level without up slots
+ * counts as one.
+ */
+void oo_level_divisors(const unsigned *up_slots, unsigned levels,
+		       uint64_t *divisor);
 
 /*
  * Compare two node descriptions the way people sort host names: runs of

@@ -31,6 +31,7 @@ static const struct oo_rule_word rule_words[] = {
 	{"true", OO_RULE_DEFAULT},
 	{"1", OO_RULE_DEFAULT},
 	{"plain", OO_RULE_PLAIN},
+	{"coordinated", OO_RULE_COORDINATED},
 };
 
 const char *oo_rule_name(enum oo_rule rule)
@@ -40,6 +41,8 @@ const char *oo_rule_name(enum oo_rule rule)
 		return "off";
 	case OO_RULE_PLAIN:
 		return "plain";
+	case OO_RULE_COORDINATED:
+		return "coordinated";
 	}
 	return "unknown";
 }
@@ -103,7 +106,7 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (parse_rule(value, &rule)) {
 		snprintf(err, err_len, "event_plugin_options: "
 			 "port_offsetting value '%s' is not one of "
-			 "off, on, plain", value);
+			 "off, on, coordinated, plain", value);
 		return -1;
 	}
 	if (*seen && rule != opts->rule) {

@@ -49,6 +49,34 @@ int oo_select_candidate(const struct oo_candidate *cand, unsigned n,
 	return best;
 }
 
+unsigned oo_coordinated_slot(uint32_t rank, uint64_t divisor,
+			     unsigned lid_offset, unsigned slots)
+{
+	if (!slots)
+		return 0;
+	if (!divisor)
+		divisor = 1;
+	return (unsigned)((rank / divisor + lid_offset) % slots);
+}
+
+void oo_level_divisors(const unsigned *up_slots, unsigned levels,
+		       uint64_t *divisor)
+{
+	const uint64_t cap = 1ULL << 32;
+	unsigned l;
+
+	if (!levels)
+		return;
+	divisor[0] = 1;
+	for (l = 1; l < levels; l++) {
+		uint64_t step = up_slots[l - 1] ? up_slots[l - 1] : 1;
+
+		divisor[l] = divisor[l - 1] * step;
+		if (divisor[l] > cap)
+			divisor[l] = cap;
+	}
+}
+
 static int compare_digit_runs(const char **pa, const char **pb)
 {
 	const char *a = *pa, *b = *pb;

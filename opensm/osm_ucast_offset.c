@@ -71,13 +71,47 @@ struct oo_dest {
 	uint8_t is_switch;
 };
 
+#define OO_NO_LEVEL 0xffffU
+#define OO_MAX_LEVELS 64
+
+/* What the coordinated rule needs to know of one switch. */
+struct oo_swinfo {
+	osm_switch_t *sw;
+	unsigned level;		/* hops to the nearest switch with CAs */
+	unsigned rank;		/* position among the switches of its level */
+	unsigned num_slots;	/* up slots it offers (nominal) */
+	unsigned *parents;	/* sorted ranks of the switches above it */
+	unsigned num_parents;
+	/* per port: index + 1 of the switch behind it (0: none) and the
+	   up slot the port fills (-1: not an up port) */
+	uint16_t remote[IB_NODE_NUM_PORTS_MAX + 1];
+	int16_t slot[IB_NODE_NUM_PORTS_MAX + 1];
+};
+
+struct oo_sw_index {
+	const osm_switch_t *sw;
+	unsigned idx;
+};
+
+struct oo_tree {
+	struct oo_swinfo *info;
+	struct oo_sw_index *index;	/* sorted by switch pointer */
+	unsigned num_sw;
+	unsigned num_levels;
+	unsigned level_trunks[OO_MAX_LEVELS];
+	unsigned level_slots[OO_MAX_LEVELS];
+	uint64_t divisor[OO_MAX_LEVELS];
+};
+
 struct oo_build {
 	osm_opensm_t *osm;
 	osm_log_t *log;
 	enum oo_rule rule;
 	struct oo_dest *dests;
 	unsigned num_dests;
+	unsigned num_ca_dests;	/* CAs come first: their rank = index */
 	unsigned lids_per_port;
+	struct oo_tree tree;
 	/* per switch: the remote node each LID of each destination took */
 	const osm_node_t **used_remote;
 	uint32_t paths[IB_NODE_NUM_PORTS_MAX];
@@ -198,6 +232,350 @@ static int collect_dests(struct oo_build *b)
 	b->num_dests = n;
 	assign_leaf_keys(b->dests, n);
 	qsort(b->dests, n, sizeof(*b->dests), cmp_routing_order);
+	while (b->num_ca_dests < n && !b->dests[b->num_ca_dests].is_switch)
+		b->num_ca_dests++;
+	return 0;
+}
+
+/**********************************************************************
+ * Fat-tree structure for the coordinated rule
+ **********************************************************************/
+
+static int cmp_index(const void *a, const void *b)
+{
+	const struct oo_sw_index *x = a, *y = b;
+
+	if (x->sw == y->sw)
+		return 0;
+	return (uintptr_t)x->sw < (uintptr_t)y->sw ? -1 : 1;
+}
+
+/* Index of a switch in tree.info, or -1. */
+static int switch_index(const struct oo_tree *t, const osm_switch_t *sw)
+{
+	struct oo_sw_index key = { sw, 0 }, *hit;
+
+	hit = bsearch(&key, t->index, t->num_sw, sizeof(key), cmp_index);
+	return hit ? (int)hit->idx : -1;
+}
+
+static int link_is_usable(const osm_physp_t *p)
+{
+	return p && osm_physp_is_healthy(p) && osm_physp_get_remote(p);
+}
+
+/* Record the switch behind every port; say whether CAs hang off it. */
+static int map_neighbours(struct oo_tree *t, struct oo_swinfo *si)
+{
+	osm_switch_t *sw = si->sw;
+	int has_ca = 0;
+	uint8_t port;
+
+	for (port = 1; port < sw->num_ports; port++) {
+		osm_physp_t *p = osm_node_get_physp_ptr(sw->p_node, port);
+		osm_node_t *rn;
+		int idx;
+
+		si->slot[port] = -1;
+		if (!link_is_usable(p))
+			continue;
+		rn = osm_physp_get_remote(p)->p_node;
+		if (!rn->sw) {
+			has_ca = 1;
+			continue;
+		}
+		if (rn->sw == sw)
+			continue;
+		idx = switch_index(t, rn->sw);
+		if (idx >= 0)
+			si->remote[port] = (uint16_t)(idx + 1);
+	}
+	return has_ca;
+}
+
+/* Breadth-first from the leaves: level = hops to the nearest leaf. */
+static int assign_levels(struct oo_tree *t)
+{
+	unsigned *queue, head = 0, tail = 0, i;
+
+	queue = malloc(sizeof(*queue) * (t->num_sw + 1));
+	if (!queue)
+		return -1;
+	for (i = 0; i < t->num_sw; i++) {
+		t->info[i].level = OO_NO_LEVEL;
+		if (map_neighbours(t, &t->info[i])) {
+			t->info[i].level = 0;
+			queue[tail++] = i;
+		}
+	}
+	t->num_levels = tail ? 1 : 0;
+	while (head < tail) {
+		struct oo_swinfo *si = &t->info[queue[head++]];
+		unsigned port;
+
+		for (port = 1; port < si->sw->num_ports; port++) {
+			struct oo_swinfo *ri;
+
+			if (!si->remote[port])
+				continue;
+			ri = &t->info[si->remote[port] - 1];
+			if (ri->level != OO_NO_LEVEL)
+				continue;
+			ri->level = si->level + 1;
+			if (ri->level >= OO_MAX_LEVELS) {
+				free(queue);
+				return -1;
+			}
+			if (ri->level + 1 > t->num_levels)
+				t->num_levels = ri->level + 1;
+			queue[tail++] = (unsigned)(ri - t->info);
+		}
+	}
+	free(queue);
+	return 0;
+}
+
+static int is_parent(const struct oo_tree *t, const struct oo_swinfo *si,
+		     unsigned port)
+{
+	return si->remote[port] &&
+	    t->info[si->remote[port] - 1].level == si->level + 1;
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static unsigned sort_unique(unsigned *v, unsigned n)
+{
+	unsigned i, m = 0;
+
+	qsort(v, n, sizeof(*v), cmp_uint);
+	for (i = 0; i < n; i++)
+		if (!m || v[m - 1] != v[i])
+			v[m++] = v[i];
+	return m;
+}
+
+/* Sorted ranks of the switches directly above si (already ranked). */
+static int collect_parent_ranks(struct oo_tree *t, struct oo_swinfo *si)
+{
+	unsigned port, n = 0;
+
+	si->parents = malloc(sizeof(unsigned) * si->sw->num_ports);
+	if (!si->parents)
+		return -1;
+	for (port = 1; port < si->sw->num_ports; port++)
+		if (is_parent(t, si, port))
+			si->parents[n++] =
+			    t->info[si->remote[port] - 1].rank;
+	si->num_parents = sort_unique(si->parents, n);
+	return 0;
+}
+
+static int cmp_rank_order(const void *a, const void *b)
+{
+	const struct oo_swinfo *x = *(struct oo_swinfo * const *)a;
+	const struct oo_swinfo *y = *(struct oo_swinfo * const *)b;
+	unsigned i;
+	int r;
+	uint64_t gx, gy;
+
+	for (i = 0; i < x->num_parents && i < y->num_parents; i++)
+		if (x->parents[i] != y->parents[i])
+			return x->parents[i] < y->parents[i] ? -1 : 1;
+	if (x->num_parents != y->num_parents)
+		return x->num_parents < y->num_parents ? -1 : 1;
+	r = oo_natural_cmp(x->sw->p_node->print_desc,
+			   y->sw->p_node->print_desc);
+	if (r)
+		return r;
+	gx = cl_ntoh64(osm_node_get_node_guid(x->sw->p_node));
+	gy = cl_ntoh64(osm_node_get_node_guid(y->sw->p_node));
+	return gx < gy ? -1 : gx > gy;
+}
+
+/*
+ * Rank the switches of each level, top level first: a switch's sort key
+ * is the set of ranks of its parents, so switches wired to the same
+ * switches above sit together and number their up links alike.  Names and
+ * GUIDs only break ties between switches wired alike.
+ */
+static int assign_ranks(struct oo_tree *t)
+{
+	struct oo_swinfo **lv;
+	unsigned l, i, n;
+	int ret = 0;
+
+	lv = malloc(sizeof(*lv) * (t->num_sw + 1));
+	if (!lv)
+		return -1;
+	for (l = t->num_levels; l-- > 0;) {
+		for (i = 0, n = 0; i < t->num_sw; i++) {
+			if (t->info[i].level != l)
+				continue;
+			if (collect_parent_ranks(t, &t->info[i])) {
+				ret = -1;
+				goto out;
+			}
+			lv[n++] = &t->info[i];
+		}
+		qsort(lv, n, sizeof(*lv), cmp_rank_order);
+		for (i = 0; i < n; i++)
+			lv[i]->rank = i;
+	}
+out:
+	free(lv);
+	return ret;
+}
+
+/* Most parallel links from any switch of a level to one switch above. */
+static void measure_trunks(struct oo_tree *t)
+{
+	unsigned i, port, other;
+
+	for (i = 0; i < t->num_sw; i++) {
+		struct oo_swinfo *si = &t->info[i];
+
+		if (si->level == OO_NO_LEVEL)
+			continue;
+		for (port = 1; port < si->sw->num_ports; port++) {
+			unsigned width = 0;
+
+			if (!is_parent(t, si, port))
+				continue;
+			for (other = 1; other < si->sw->num_ports; other++)
+				if (si->remote[other] == si->remote[port])
+					width++;
+			if (width > t->level_trunks[si->level])
+				t->level_trunks[si->level] = width;
+		}
+	}
+}
+
+static unsigned find_rank(const unsigned *v, unsigned n, unsigned rank)
+{
+	unsigned *hit = bsearch(&rank, v, n, sizeof(*v), cmp_uint);
+
+	return hit ? (unsigned)(hit - v) : n;
+}
+
+/*
+ * The nominal parents of a switch: the parents of every switch that
+ * shares a parent with it.  A link lost in a degraded tree then leaves a
+ * hole in the numbering instead of shifting every slot after it, so the
+ * switches of a level keep agreeing on which slot leads where.
+ */
+static unsigned nominal_parents(struct oo_tree *t, struct oo_swinfo *si,
+				unsigned *out, unsigned cap)
+{
+	unsigned port, pport, cport, n = 0;
+
+	for (port = 1; port < si->sw->num_ports; port++) {
+		struct oo_swinfo *pi;
+
+		if (!is_parent(t, si, port))
+			continue;
+		pi = &t->info[si->remote[port] - 1];
+		for (pport = 1; pport < pi->sw->num_ports; pport++) {
+			struct oo_swinfo *ci;
+
+			if (!pi->remote[pport])
+				continue;
+			ci = &t->info[pi->remote[pport] - 1];
+			if (ci->level != si->level)
+				continue;
+			for (cport = 1; cport < ci->sw->num_ports; cport++) {
+				if (!is_parent(t, ci, cport))
+					continue;
+				/* cap >= 2 x switches: dedup frees room */
+				if (n == cap)
+					n = sort_unique(out, n);
+				out[n++] = t->info[ci->remote[cport] - 1].rank;
+			}
+		}
+	}
+	return sort_unique(out, n);
+}
+
+/* Number the up links of a switch: parent's nominal position, then trunk. */
+static int assign_slots(struct oo_tree *t, struct oo_swinfo *si)
+{
+	unsigned cap = 2 * t->num_sw + 64, *nominal, n, port, other, trunks;
+
+	if (si->level == OO_NO_LEVEL || !si->num_parents)
+		return 0;
+	nominal = malloc(sizeof(*nominal) * cap);
+	if (!nominal)
+		return -1;
+	n = nominal_parents(t, si, nominal, cap);
+	trunks = t->level_trunks[si->level];
+	for (port = 1; port < si->sw->num_ports; port++) {
+		unsigned pos, lane = 0;
+
+		if (!is_parent(t, si, port))
+			continue;
+		pos = find_rank(nominal, n,
+				t->info[si->remote[port] - 1].rank);
+		for (other = 1; other < port; other++)
+			if (si->remote[other] == si->remote[port])
+				lane++;
+		if (pos < n && lane < trunks)
+			si->slot[port] = (int16_t)(pos * trunks + lane);
+	}
+	si->num_slots = n * trunks;
+	if (si->num_slots > t->level_slots[si->level])
+		t->level_slots[si->level] = si->num_slots;
+	free(nominal);
+	return 0;
+}
+
+static void free_tree(struct oo_tree *t)
+{
+	unsigned i;
+
+	if (t->info)
+		for (i = 0; i < t->num_sw; i++)
+			free(t->info[i].parents);
+	free(t->info);
+	free(t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+static int build_tree(struct oo_build *b)
+{
+	cl_qmap_t *tbl = &b->osm->subn.sw_guid_tbl;
+	struct oo_tree *t = &b->tree;
+	cl_map_item_t *item;
+	unsigned i = 0;
+
+	t->num_sw = cl_qmap_count(tbl);
+	t->info = calloc(t->num_sw + 1, sizeof(*t->info));
+	t->index = calloc(t->num_sw + 1, sizeof(*t->index));
+	if (!t->info || !t->index)
+		return -1;
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item), i++) {
+		t->info[i].sw = (osm_switch_t *)item;
+		t->index[i].sw = (osm_switch_t *)item;
+		t->index[i].idx = i;
+	}
+	qsort(t->index, t->num_sw, sizeof(*t->index), cmp_index);
+
+	if (assign_levels(t) || assign_ranks(t))
+		return -1;
+	measure_trunks(t);
+	for (i = 0; i < t->num_sw; i++)
+		if (assign_slots(t, &t->info[i]))
+			return -1;
+	oo_level_divisors(t->level_slots, t->num_levels, t->divisor);
+	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: %u switches in %u "
+		"levels; up slots per level: %u %u %u %u\n", t->num_sw,
+		t->num_levels, t->level_slots[0], t->level_slots[1],
+		t->level_slots[2], t->level_slots[3]);
 	return 0;
 }
 
@@ -253,12 +631,92 @@ static unsigned gather_candidates(struct oo_build *b, osm_switch_t *sw,
 	return n;
 }
 
-static uint8_t route_one_lid(struct oo_build *b, osm_switch_t *sw,
+/* The level of the switch behind a candidate, or OO_NO_LEVEL. */
+static unsigned cand_level(const struct oo_build *b,
+			   const struct oo_swinfo *si, unsigned i)
+{
+	unsigned r = si->remote[b->cand[i].port];
+
+	return r ? b->tree.info[r - 1].level : OO_NO_LEVEL;
+}
+
+static int pick_up_slot(const struct oo_build *b, const struct oo_swinfo *si,
+			unsigned rank, unsigned lid_offset, unsigned n)
+{
+	unsigned slot, i;
+
+	slot = oo_coordinated_slot(rank, b->tree.divisor[si->level],
+				   lid_offset, si->num_slots);
+	for (i = 0; i < n; i++)
+		if (si->slot[b->cand[i].port] == (int)slot)
+			return (int)i;
+	return -1;		/* that link is gone: fall back */
+}
+
+static int down_before(const struct oo_build *b, const struct oo_swinfo *si,
+		       unsigned x, unsigned y)
+{
+	unsigned rx = b->tree.info[si->remote[b->cand[x].port] - 1].rank;
+	unsigned ry = b->tree.info[si->remote[b->cand[y].port] - 1].rank;
+
+	if (rx != ry)
+		return rx < ry;
+	return b->cand[x].port < b->cand[y].port;
+}
+
+static int pick_down_link(const struct oo_build *b,
+			  const struct oo_swinfo *si, unsigned rank,
+			  unsigned lid_offset, unsigned n)
+{
+	unsigned order[IB_NODE_NUM_PORTS_MAX], i, j, k;
+	uint64_t divisor = si->level ? b->tree.divisor[si->level - 1] : 1;
+
+	for (i = 0; i < n; i++) {
+		for (j = i; j > 0 && down_before(b, si, i, order[j - 1]); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	k = oo_coordinated_slot(rank, divisor, lid_offset, n);
+	return (int)order[k];
+}
+
+/*
+ * The coordinated choice for a CA destination, or -1 where the fabric
+ * around this switch is not a tree (candidates both up and down, or
+ * sideways) and the plain rule decides.
+ */
+static int coordinated_pick(const struct oo_build *b,
+			    const struct oo_swinfo *si, unsigned dest_idx,
+			    unsigned lid_offset, unsigned n)
+{
+	unsigned i, up = 0, down = 0;
+
+	if (si->level == OO_NO_LEVEL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned level = cand_level(b, si, i);
+
+		if (level == OO_NO_LEVEL)
+			return -1;
+		if (level == si->level + 1)
+			up++;
+		else if (level + 1 == si->level)
+			down++;
+	}
+	if (up == n)
+		return pick_up_slot(b, si, dest_idx, lid_offset, n);
+	if (down == n)
+		return pick_down_link(b, si, dest_idx, lid_offset, n);
+	return -1;
+}
+
+static uint8_t route_one_lid(struct oo_build *b, const struct oo_swinfo *si,
 			     unsigned dest_idx, unsigned lid_offset)
 {
 	const struct oo_dest *d = &b->dests[dest_idx];
-	unsigned n, start;
-	int pick;
+	osm_switch_t *sw = si->sw;
+	unsigned n;
+	int pick = -1;
 	uint8_t port;
 	osm_physp_t *p;
 
@@ -271,8 +729,11 @@ static uint8_t route_one_lid(struct oo_build *b, osm_switch_t *sw,
 	if (!n)
 		return OSM_NO_PATH;
 
-	start = oo_rotation_start(b->cand, n);
-	pick = oo_select_candidate(b->cand, n, start);
+	if (b->rule == OO_RULE_COORDINATED && !d->is_switch)
+		pick = coordinated_pick(b, si, dest_idx, lid_offset, n);
+	if (pick < 0)
+		pick = oo_select_candidate(b->cand, n,
+					   oo_rotation_start(b->cand, n));
 	port = b->cand[pick].port;
 
 	b->used_remote[(size_t)dest_idx * b->lids_per_port + lid_offset] =
@@ -287,8 +748,9 @@ static uint8_t route_one_lid(struct oo_build *b, osm_switch_t *sw,
 	return port;
 }
 
-static void build_switch_lft(struct oo_build *b, osm_switch_t *sw)
+static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 {
+	osm_switch_t *sw = si->sw;
 	unsigned offset, i;
 
 	memset(sw->new_lft, OSM_NO_PATH, sw->max_lid_ho + 1);
@@ -305,7 +767,7 @@ static void build_switch_lft(struct oo_build *b, osm_switch_t *sw)
 
 			if (lid > d->max_lid || lid > sw->max_lid_ho)
 				continue;
-			sw->new_lft[lid] = route_one_lid(b, sw, i, offset);
+			sw->new_lft[lid] = route_one_lid(b, si, i, offset);
 		}
 	}
 }
@@ -316,6 +778,7 @@ static void build_switch_lft(struct oo_build *b, osm_switch_t *sw)
 
 static void free_build(struct oo_build *b)
 {
+	free_tree(&b->tree);
 	free(b->dests);
 	free(b->used_remote);
 	free(b);
@@ -324,9 +787,8 @@ static void free_build(struct oo_build *b)
 static int build_offset_lfts(struct oo_plugin *plugin)
 {
 	osm_opensm_t *osm = plugin->osm;
-	cl_qmap_t *sw_tbl = &osm->subn.sw_guid_tbl;
-	cl_map_item_t *item;
 	struct oo_build *b;
+	unsigned i;
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -340,12 +802,11 @@ static int build_offset_lfts(struct oo_plugin *plugin)
 		goto fail;
 	b->used_remote = calloc((size_t)b->num_dests * b->lids_per_port + 1,
 				sizeof(*b->used_remote));
-	if (!b->used_remote)
+	if (!b->used_remote || build_tree(b))
 		goto fail;
 
-	for (item = cl_qmap_head(sw_tbl); item != cl_qmap_end(sw_tbl);
-	     item = cl_qmap_next(item)) {
-		osm_switch_t *sw = (osm_switch_t *)item;
+	for (i = 0; i < b->tree.num_sw; i++) {
+		osm_switch_t *sw = b->tree.info[i].sw;
 
 		if (!sw->new_lft || !sw->hops) {
 			OSM_LOG(b->log, OSM_LOG_ERROR, "ERR 9F03: "
@@ -354,12 +815,12 @@ static int build_offset_lfts(struct oo_plugin *plugin)
 				cl_ntoh64(osm_node_get_node_guid(sw->p_node)));
 			goto fail;
 		}
-		build_switch_lft(b, sw);
+		build_switch_lft(b, &b->tree.info[i]);
 	}
 
 	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: LFTs of %u switches "
 		"built with port offsetting (%s), %u destinations, LMC %u\n",
-		cl_qmap_count(sw_tbl), oo_rule_name(b->rule), b->num_dests,
+		b->tree.num_sw, oo_rule_name(b->rule), b->num_dests,
 		osm->subn.opt.lmc);
 	free_build(b);
 	return 0;
