@@ -640,17 +640,47 @@ static unsigned cand_level(const struct oo_build *b,
 	return r ? b->tree.info[r - 1].level : OO_NO_LEVEL;
 }
 
+/*
+ * The destination's slot; where that link is missing or does not lead to
+ * the destination (a degraded tree), the i-th missing slot is sent to the
+ * i-th live one.  Consecutive destinations, which meet in the same round
+ * of a shift alltoall, then detour over distinct links; the detour depends
+ * on the destination and the fabric alone, never on the load.
+ */
 static int pick_up_slot(const struct oo_build *b, const struct oo_swinfo *si,
 			unsigned rank, unsigned lid_offset, unsigned n)
 {
-	unsigned slot, i;
+	int by_slot[IB_NODE_NUM_PORTS_MAX + 1];
+	unsigned slot, missing = 0, live = 0, i;
 
+	if (!si->num_slots || si->num_slots > IB_NODE_NUM_PORTS_MAX)
+		return -1;
+	for (i = 0; i < si->num_slots; i++)
+		by_slot[i] = -1;
+	for (i = 0; i < n; i++) {
+		int s = si->slot[b->cand[i].port];
+
+		if (s >= 0 && (unsigned)s < si->num_slots)
+			by_slot[s] = (int)i;
+	}
 	slot = oo_coordinated_slot(rank, b->tree.divisor[si->level],
 				   lid_offset, si->num_slots);
-	for (i = 0; i < n; i++)
-		if (si->slot[b->cand[i].port] == (int)slot)
-			return (int)i;
-	return -1;		/* that link is gone: fall back */
+	if (by_slot[slot] >= 0)
+		return by_slot[slot];
+
+	for (i = 0; i < si->num_slots; i++) {
+		if (by_slot[i] >= 0)
+			live++;
+		else if (i < slot)
+			missing++;
+	}
+	if (!live)
+		return -1;
+	missing %= live;
+	for (i = 0; i < si->num_slots; i++)
+		if (by_slot[i] >= 0 && !missing--)
+			return by_slot[i];
+	return -1;
 }
 
 static int down_before(const struct oo_build *b, const struct oo_swinfo *si,

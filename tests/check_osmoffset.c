@@ -316,6 +316,140 @@ START_TEST(no_candidate_gives_no_path)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* The coordinated rule                                               */
+
+START_TEST(divisors_multiply_up_slots)
+{
+	static const unsigned slots[4] = { 4, 3, 0, 7 };
+	uint64_t div[4];
+
+	oo_level_divisors(slots, 4, div);
+	ck_assert_uint_eq(div[0], 1);
+	ck_assert_uint_eq(div[1], 4);
+	ck_assert_uint_eq(div[2], 12);
+	ck_assert_uint_eq(div[3], 12);	/* a level without slots counts 1 */
+}
+END_TEST
+
+START_TEST(divisors_saturate)
+{
+	static const unsigned slots[3] = { 1U << 20, 1U << 20, 2 };
+	uint64_t div[3];
+
+	oo_level_divisors(slots, 3, div);
+	ck_assert_uint_eq(div[1], 1U << 20);
+	ck_assert_uint_eq(div[2], 1ULL << 32);
+}
+END_TEST
+
+/*
+ * 2-ary 3-tree, hand-checked: up slots per level {2, 2}, divisors {1, 2}.
+ * Destination rank 5 = binary 101: its leaf-level digit is 1, its
+ * middle-level digit is 0.  LID offset 1 rotates every digit by one.
+ */
+START_TEST(coordinated_slots_are_digits_of_the_rank)
+{
+	ck_assert_uint_eq(oo_coordinated_slot(5, 1, 0, 2), 1);
+	ck_assert_uint_eq(oo_coordinated_slot(5, 2, 0, 2), 0);
+	ck_assert_uint_eq(oo_coordinated_slot(5, 1, 1, 2), 0);
+	ck_assert_uint_eq(oo_coordinated_slot(5, 2, 1, 2), 1);
+	/* 18 up slots at a leaf of a 648-host tree: rank 40 -> 40 mod 18 */
+	ck_assert_uint_eq(oo_coordinated_slot(40, 1, 0, 18), 4);
+	ck_assert_uint_eq(oo_coordinated_slot(40, 18, 0, 18), 2);
+	ck_assert_uint_eq(oo_coordinated_slot(40, 18, 3, 18), 5);
+	ck_assert_uint_eq(oo_coordinated_slot(7, 0, 0, 0), 0);
+}
+END_TEST
+
+/*
+ * A model 2-level fat tree: L leaves of H hosts, S spines, T parallel
+ * links per leaf-spine pair, S * T = H.  Leaf up slot s * T + t leads to
+ * spine s over its t-th link; a spine picks the parallel link down with
+ * the same digit.  For every LID offset and every round of a shift
+ * alltoall in rank order, no link may carry two flows.
+ */
+static void check_two_level_shift(unsigned L, unsigned S, unsigned T,
+				  unsigned lid_offset)
+{
+	unsigned H = S * T, N = L * H, k, i;
+
+	for (k = 1; k < N; k++) {
+		unsigned up[64][16] = { { 0 } }, down[64][16] = { { 0 } };
+
+		for (i = 0; i < N; i++) {
+			unsigned dst = (i + k) % N;
+			unsigned sl = i / H, dl = dst / H, slot, lane;
+
+			if (sl == dl)
+				continue;
+			slot = oo_coordinated_slot(dst, 1, lid_offset, H);
+			lane = oo_coordinated_slot(dst, 1, lid_offset, T);
+			ck_assert_uint_eq(slot % T, lane);
+			ck_assert_msg(++up[sl][slot] == 1,
+				      "round %u: leaf %u up slot %u twice",
+				      k, sl, slot);
+			ck_assert_msg(++down[dl][slot / T * T + lane] == 1,
+				      "round %u: down link to leaf %u twice",
+				      k, dl);
+		}
+	}
+}
+
+START_TEST(two_level_shift_is_congestion_free)
+{
+	check_two_level_shift(8, 4, 1, 0);	/* ft2-8x4 */
+	check_two_level_shift(4, 2, 2, 0);	/* trunks of 2 */
+	check_two_level_shift(6, 2, 4, 0);	/* trunks of 4 */
+	check_two_level_shift(8, 4, 1, 1);	/* LID offsets */
+	check_two_level_shift(8, 4, 1, 3);
+}
+END_TEST
+
+/*
+ * k-ary 3-tree, k = 3 (27 hosts): leaf w = (a, b) holds ranks 9a+3b..+2,
+ * its up slot j leads to middle (a, j); middle (a, j)'s up slot m leads to
+ * top (j, m), which reaches every pod's middle (., j).  Shift alltoall in
+ * rank order: at most one flow per link per round.
+ */
+START_TEST(three_level_shift_is_congestion_free)
+{
+	const unsigned k = 3, N = 27;
+	unsigned r, i, o;
+
+	for (o = 0; o < 2; o++)
+		for (r = 1; r < N; r++) {
+			unsigned leaf_up[9][3] = { { 0 } };
+			unsigned mid_up[9][3] = { { 0 } };
+			unsigned top_down[9][3] = { { 0 } };
+			unsigned mid_down[9][3] = { { 0 } };
+
+			for (i = 0; i < N; i++) {
+				unsigned d = (i + r) % N;
+				unsigned sleaf = i / k, dleaf = d / k;
+				unsigned spod = i / (k * k), dpod = d / (k * k);
+				unsigned j = oo_coordinated_slot(d, 1, o, k);
+				unsigned m = oo_coordinated_slot(d, k, o, k);
+
+				if (sleaf == dleaf)
+					continue;
+				ck_assert(++leaf_up[sleaf][j] == 1);
+				/* middle (spod, j) */
+				if (spod != dpod) {
+					ck_assert(++mid_up[spod * k + j][m]
+						  == 1);
+					/* top (j, m) down to middle (dpod, j) */
+					ck_assert(++top_down[j * k + m][dpod]
+						  == 1);
+				}
+				/* middle (dpod, j) down to leaf dleaf */
+				ck_assert(++mid_down[dpod * k + j][dleaf % k]
+					  == 1);
+			}
+		}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 static enum oo_rule parse_ok(const char *text)
 {
@@ -351,6 +485,9 @@ START_TEST(options_accepted)
 	ck_assert_int_eq(parse_ok("port_offsetting=off"), OO_RULE_OFF);
 	ck_assert_int_eq(parse_ok("port_offsetting=0"), OO_RULE_OFF);
 	ck_assert_int_eq(parse_ok("port_offsetting=plain"), OO_RULE_PLAIN);
+	ck_assert_int_eq(parse_ok("port_offsetting=coordinated"),
+			 OO_RULE_COORDINATED);
+	ck_assert_int_eq(OO_RULE_DEFAULT, OO_RULE_COORDINATED);
 	ck_assert_int_eq(parse_ok("osmoffset.port_offsetting=plain"),
 			 OO_RULE_PLAIN);
 	ck_assert_int_eq(parse_ok("other.level=3, port_offsetting=on"),
@@ -381,6 +518,7 @@ START_TEST(rule_names)
 {
 	ck_assert_str_eq(oo_rule_name(OO_RULE_OFF), "off");
 	ck_assert_str_eq(oo_rule_name(OO_RULE_PLAIN), "plain");
+	ck_assert_str_eq(oo_rule_name(OO_RULE_COORDINATED), "coordinated");
 }
 END_TEST
 
@@ -401,6 +539,7 @@ static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
 	TCase *sel = tcase_create("select");
+	TCase *crd = tcase_create("coordinated");
 	TCase *opt = tcase_create("options");
 
 	tcase_add_test(sel, rotation_start_follows_paths_routed);
@@ -414,6 +553,13 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(sel, lmc_paths_take_different_remote_nodes);
 	tcase_add_test(sel, no_candidate_gives_no_path);
 	suite_add_tcase(s, sel);
+
+	tcase_add_test(crd, divisors_multiply_up_slots);
+	tcase_add_test(crd, divisors_saturate);
+	tcase_add_test(crd, coordinated_slots_are_digits_of_the_rank);
+	tcase_add_test(crd, two_level_shift_is_congestion_free);
+	tcase_add_test(crd, three_level_shift_is_congestion_free);
+	suite_add_tcase(s, crd);
 
 	tcase_add_test(opt, options_accepted);
 	tcase_add_test(opt, options_rejected);
