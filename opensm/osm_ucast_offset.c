@@ -643,9 +643,11 @@ static unsigned cand_level(const struct oo_build *b,
 /*
  * The destination's slot; where that link is missing or does not lead to
  * the destination (a degraded tree), the i-th missing slot is sent to the
- * i-th live one.  Consecutive destinations, which meet in the same round
- * of a shift alltoall, then detour over distinct links; the detour depends
- * on the destination and the fabric alone, never on the load.
+ * i-th live one, counted from a start that moves on with every block of
+ * num_slots ranks.  Consecutive destinations, which meet in the same round
+ * of a shift alltoall, then detour over distinct links, and the detours of
+ * successive blocks land on different links; the detour depends on the
+ * destination and the fabric alone, never on the load.
  */
 static int pick_up_slot(const struct oo_build *b, const struct oo_swinfo *si,
 			unsigned rank, unsigned lid_offset, unsigned n)
@@ -676,7 +678,7 @@ static int pick_up_slot(const struct oo_build *b, const struct oo_swinfo *si,
 	}
 	if (!live)
 		return -1;
-	missing %= live;
+	missing = (missing + rank / si->num_slots) % live;
 	for (i = 0; i < si->num_slots; i++)
 		if (by_slot[i] >= 0 && !missing--)
 			return by_slot[i];
