@@ -1,0 +1,3 @@
+"""osmoffset Python tooling: fabric/LFT parsers and routing analysis."""
+
+__version__ = "0.1"

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Regenerate the curated fabrics (default) or, with --big DIR, write the
+# large benchmark fabrics (not committed) into DIR.
+# The commands here are the ones recorded in each file's "# command:" line;
+# tests/python/test_gen_fabric.py checks that the committed files match.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+G="$here/gen-fabric"
+
+if [ "$1" = "--big" ]; then
+    [ -n "$2" ] || { echo "usage: $0 [--big DIR]" >&2; exit 2; }
+    mkdir -p "$2"
+    cd "$2"
+    "$G" 2level --leaves 36 --spines 18 --hosts-per-leaf 18 --random-guids -o ft2-648.net
+    "$G" 2level --leaves 8 --spines 4 --hosts-per-leaf 16 --trunk 4 --random-guids -o ft2-trunk4-128.net
+    "$G" kary --k 6 --levels 3 --random-guids -o kary-6-3.net
+    "$G" 2level --leaves 24 --spines 12 --hosts-per-leaf 24 --random-guids -o ft2-oversub-576.net
+    "$G" 2level --leaves 36 --spines 18 --hosts-per-leaf 18 --random-guids --remove-links 0.05 --seed 1 -o ft2-648-degraded.net
+    "$G" kary --k 18 --levels 3 --random-guids -o kary-18-3.net
+    exit 0
+fi
+[ $# -eq 0 ] || { echo "usage: $0 [--big DIR]" >&2; exit 2; }
+
+cd "$here"
+"$G" seed-example -o seed-4x4trunk.net
+"$G" 2level --leaves 8 --spines 4 --hosts-per-leaf 4 --random-guids -o ft2-8x4.net
+"$G" 2level --leaves 4 --spines 2 --hosts-per-leaf 4 --trunk 2 --random-guids -o ft2-trunk-4x2x2.net
+"$G" 2level --leaves 8 --spines 2 --hosts-per-leaf 4 --random-guids -o ft2-oversub-8x2.net
+"$G" kary --k 4 --levels 3 --random-guids -o kary-4-3.net
+"$G" 2level --leaves 8 --spines 4 --hosts-per-leaf 4 --random-guids --remove-links 0.1 --seed 1 -o ft2-8x4-degraded.net
+"$G" kary --k 4 --levels 3 --random-guids --remove-switches 2:1,3:1 --seed 1 -o kary-4-3-degraded.net

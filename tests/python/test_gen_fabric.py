@@ -1,0 +1,425 @@
+"""Tests of sim-topologies/gen-fabric and the curated fabrics.
+
+Run: /usr/bin/python3 -m pytest tests/python/test_gen_fabric.py
+The ibsim/opensm round trips of the curated fabrics need ibsim and opensm
+(skipped otherwise); the large generated fabrics are routed only when
+GEN_FABRIC_BIG=1 is set.
+"""
+
+import collections
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOPO = os.path.join(ROOT, "sim-topologies")
+GEN = os.path.join(TOPO, "gen-fabric")
+PY = "/usr/bin/python3"
+
+CURATED = {
+    # file: (hosts, switches, inter-switch links)
+    "seed-4x4trunk.net": (5, 2, 4),
+    "ft2-8x4.net": (32, 12, 32),
+    "ft2-trunk-4x2x2.net": (16, 6, 16),
+    "ft2-oversub-8x2.net": (32, 10, 16),
+    "kary-4-3.net": (64, 48, 128),
+    "ft2-8x4-degraded.net": (32, 12, 29),
+    "kary-4-3-degraded.net": (64, 46, 116),
+}
+
+HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm") and
+                os.path.exists("/usr/lib/x86_64-linux-gnu/umad2sim/"
+                               "libumad2sim.so"))
+needs_sim = pytest.mark.skipif(not HAVE_SIM, reason="ibsim/opensm missing")
+big = pytest.mark.skipif(os.environ.get("GEN_FABRIC_BIG") != "1",
+                         reason="set GEN_FABRIC_BIG=1 for large fabrics")
+
+
+def run(*args, cwd=None, check=True):
+    r = subprocess.run([PY, GEN] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True,
+                       cwd=cwd)
+    if check and r.returncode != 0:
+        raise AssertionError("gen-fabric %s failed (%d): %s"
+                             % (" ".join(args), r.returncode, r.stderr))
+    return r
+
+
+def parse(text):
+    """Own small reader: returns (order, nodes) with nodes[name] =
+    {type, nports, guid, ports: {p: (remote, rport)}}."""
+    nodes, order, guid, cur = {}, [], {}, None
+    for line in text.split("\n"):
+        m = re.match(r"^(switchguid|caguid)=(0x[0-9a-f]+)$", line)
+        if m:
+            guid[m.group(1)] = int(m.group(2), 16)
+            continue
+        m = re.match(r'^(Switch|Hca) (\d+) "([^"]+)"$', line)
+        if m:
+            t = "sw" if m.group(1) == "Switch" else "ca"
+            cur = {"type": t, "nports": int(m.group(2)), "ports": {},
+                   "guid": guid.pop("switchguid" if t == "sw" else "caguid")}
+            nodes[m.group(3)] = cur
+            order.append(m.group(3))
+            continue
+        m = re.match(r'^\[(\d+)\]\t"([^"]+)"\[(\d+)\]\t\t# lid 0 4xQDR$', line)
+        if m:
+            cur["ports"][int(m.group(1))] = (m.group(2), int(m.group(3)))
+            continue
+        assert line == "" or line.startswith("#"), line
+    return order, nodes
+
+
+def gen(*args):
+    return parse(run(*args).stdout)
+
+
+def isl(nodes):
+    return sum(1 for n in nodes.values() if n["type"] == "sw"
+               for r, _ in n["ports"].values()
+               if nodes[r]["type"] == "sw") // 2
+
+
+def maxflow(nodes, left, right):
+    """Edge-disjoint paths between host sets (unit capacity per cable)."""
+    cap = collections.defaultdict(int)
+    adj = collections.defaultdict(set)
+    for a, n in nodes.items():
+        for p, (b, bp) in n["ports"].items():
+            cap[(a, b)] += 1            # each direction counted once per cable
+            adj[a].add(b)
+    for h in left:
+        cap[("S", h)] = 1
+        adj["S"].add(h)
+        adj[h].add("S")
+    for h in right:
+        cap[(h, "T")] = 1
+        adj[h].add("T")
+        adj["T"].add(h)
+    flow = 0
+    while True:
+        prev = {"S": None}
+        queue = ["S"]
+        for u in queue:
+            for v in adj[u]:
+                if v not in prev and cap[(u, v)] > 0:
+                    prev[v] = u
+                    queue.append(v)
+        if "T" not in prev:
+            return flow
+        v = "T"
+        while prev[v] is not None:
+            u = prev[v]
+            cap[(u, v)] -= 1
+            cap[(v, u)] += 1
+            v = u
+        flow += 1
+
+
+def consistent(nodes):
+    for a, n in nodes.items():
+        for p, (b, bp) in n["ports"].items():
+            assert 1 <= p <= n["nports"]
+            assert nodes[b]["ports"][bp] == (a, p)
+
+
+# ---------------------------------------------------------------- CLI
+
+def test_help():
+    r = run("--help")
+    assert "2level" in r.stdout and "kary" in r.stdout
+    for sub in ("2level", "kary", "seed-example", "info", "check"):
+        assert run(sub, "--help").returncode == 0
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["2level", "--leaves", "4", "--spines", "4", "--hosts-per-leaf", "6",
+      "--radix", "8"], "a leaf needs 10 ports"),
+    (["2level", "--leaves", "9", "--spines", "2", "--hosts-per-leaf", "4",
+      "--radix", "8"], "a spine needs 9 ports"),
+    (["kary", "--k", "4", "--levels", "3", "--radix", "6"], "needs 2k = 8"),
+    (["kary", "--k", "4", "--levels", "1"], "--levels must be >= 2"),
+    (["2level", "--leaves", "8", "--spines", "4", "--hosts-per-leaf", "4",
+      "--remove-links", "0.9"], "could remove only"),
+    (["2level", "--leaves", "4", "--spines", "2", "--hosts-per-leaf", "2",
+      "--remove-switches", "2"], "could remove only 1 of 2"),
+    (["kary", "--k", "2", "--levels", "3", "--remove-switches", "1:1"],
+     "level 1 is not a non-leaf"),
+    (["kary", "--k", "2", "--levels", "3", "--remove-switches", "x"],
+     "expected N or LEVEL:N"),
+])
+def test_bad_requests_exit_2(args, msg):
+    r = run(*args, check=False)
+    assert r.returncode == 2
+    assert msg in r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stdout == ""
+
+
+def test_bad_netfile_names_file_and_line(tmp_path):
+    p = tmp_path / "bad.net"
+    p.write_text('Hca 1 "h0"\n[1]\t"sw"[1]\n\nSwitch 8 "sw"\n[2]\t"h0"[1]\n')
+    r = run("info", str(p), check=False)
+    assert r.returncode == 2
+    assert r.stderr.startswith("gen-fabric: %s:2: h0[1] -> sw[1] is not "
+                               "listed back by sw" % p)
+    r = run("info", str(tmp_path / "missing.net"), check=False)
+    assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+# ------------------------------------------------------------ 2-level
+
+def test_2level_wiring():
+    order, nodes = gen("2level", "--leaves", "8", "--spines", "4",
+                       "--hosts-per-leaf", "4")
+    consistent(nodes)
+    assert order[0] == "h0000"
+    hosts = [n for n in order if nodes[n]["type"] == "ca"]
+    assert hosts == ["h%04d" % i for i in range(32)]
+    assert sorted(n for n in order if n.startswith("leaf-")) == \
+        ["leaf-%03d" % i for i in range(8)]
+    assert sorted(n for n in order if n.startswith("spine-")) == \
+        ["spine-%02d" % i for i in range(4)]
+    # hosts first on leaf ports 1..4, then one uplink per spine
+    assert nodes["leaf-002"]["ports"] == {
+        1: ("h0008", 1), 2: ("h0009", 1), 3: ("h0010", 1), 4: ("h0011", 1),
+        5: ("spine-00", 3), 6: ("spine-01", 3), 7: ("spine-02", 3),
+        8: ("spine-03", 3)}
+    assert nodes["spine-01"]["ports"][8] == ("leaf-007", 6)
+    assert nodes["leaf-000"]["nports"] == 36
+    assert isl(nodes) == 32
+    left = ["h%04d" % i for i in range(16)]
+    right = ["h%04d" % i for i in range(16, 32)]
+    assert maxflow(nodes, left, right) == 16        # full bisection
+
+
+def test_2level_trunk_groups_parallel_links():
+    order, nodes = gen("2level", "--leaves", "4", "--spines", "2",
+                       "--hosts-per-leaf", "4", "--trunk", "2",
+                       "--radix", "8")
+    consistent(nodes)
+    assert nodes["leaf-001"]["ports"] == {
+        1: ("h0004", 1), 2: ("h0005", 1), 3: ("h0006", 1), 4: ("h0007", 1),
+        5: ("spine-00", 3), 6: ("spine-00", 4),
+        7: ("spine-01", 3), 8: ("spine-01", 4)}
+    assert nodes["spine-01"]["nports"] == 8
+    assert maxflow(nodes, ["h%04d" % i for i in range(8)],
+                   ["h%04d" % i for i in range(8, 16)]) == 8
+
+
+def test_2level_oversubscribed_bisection():
+    order, nodes = gen("2level", "--leaves", "8", "--spines", "2",
+                       "--hosts-per-leaf", "4")
+    # 4 leaves x 2 uplinks carry the traffic of 16 hosts: 2:1
+    assert maxflow(nodes, ["h%04d" % i for i in range(16)],
+                   ["h%04d" % i for i in range(16, 32)]) == 8
+
+
+def test_radix_exactly_fits():
+    order, nodes = gen("2level", "--leaves", "36", "--spines", "18",
+                       "--hosts-per-leaf", "18")
+    assert len(nodes) == 648 + 54
+    assert max(max(n["ports"]) for n in nodes.values()) == 36
+    assert all(len(nodes["spine-%02d" % s]["ports"]) == 36 for s in range(18))
+
+
+# ------------------------------------------------------------- k-ary
+
+def test_kary_counts_and_ports():
+    order, nodes = gen("kary", "--k", "4", "--levels", "3")
+    consistent(nodes)
+    sws = [n for n in order if nodes[n]["type"] == "sw"]
+    assert len(sws) == 48 and len(nodes) - 48 == 64
+    assert order[0] == "h0000"
+    for s in sws:
+        assert nodes[s]["nports"] == 8
+        used = sorted(nodes[s]["ports"])
+        assert used == ([1, 2, 3, 4] if s.startswith("sw-l3-")
+                        else list(range(1, 9)))
+    # standard wiring (Petrini/Vanneschi): digits of the switch index
+    assert nodes["sw-l1-0000"]["ports"][5] == ("sw-l2-0000", 1)
+    assert nodes["sw-l1-0001"]["ports"][5] == ("sw-l2-0000", 2)
+    assert nodes["sw-l1-0001"]["ports"][7] == ("sw-l2-0002", 2)
+    assert nodes["sw-l2-0005"]["ports"][8] == ("sw-l3-0013", 2)
+    assert nodes["sw-l1-0003"]["ports"][2] == ("h0013", 1)
+
+
+def up_closure(nodes, name, level):
+    seen, todo = {name}, [name]
+    while todo:
+        n = todo.pop()
+        for r, _ in nodes[n]["ports"].values():
+            if nodes[r]["type"] == "sw" and level(r) > level(n) \
+                    and r not in seen:
+                seen.add(r)
+                todo.append(r)
+    return seen
+
+
+@pytest.mark.parametrize("k,n", [(2, 3), (4, 3), (3, 4)])
+def test_kary_is_full_bisection_fat_tree(k, n):
+    order, nodes = gen("kary", "--k", str(k), "--levels", str(n))
+    level = lambda s: int(s.split("-")[1][1:])
+    hosts = [h for h in order if nodes[h]["type"] == "ca"]
+    assert len(hosts) == k ** n
+    tops = {s for s in nodes if s.startswith("sw-l%d-" % n)}
+    assert len(tops) == k ** (n - 1)
+    # every leaf reaches every top switch by up-moves only
+    for leaf in (s for s in nodes if s.startswith("sw-l1-")):
+        assert up_closure(nodes, leaf, level) & tops == tops
+    h = sorted(hosts)
+    assert maxflow(nodes, h[:len(h) // 2], h[len(h) // 2:]) == len(h) // 2
+
+
+# --------------------------------------------------------------- GUIDs
+
+def test_random_guids_unique_spaced_and_seeded():
+    args = ["kary", "--k", "4", "--levels", "3", "--random-guids"]
+    order, nodes = gen(*args)
+    guids = sorted((n["guid"], n["nports"], n["type"]) for n in nodes.values())
+    assert len({g for g, _, _ in guids}) == len(guids) == 112
+    # CA port GUIDs are guid+1..guid+nports: must not reach the next node
+    for (g, np_, t), (g2, _, _) in zip(guids, guids[1:]):
+        assert g2 > g + (np_ if t == "ca" else 0)
+        assert g % 16 == 0
+    hosts = [h for h in order if nodes[h]["type"] == "ca"]
+    by_guid = sorted(hosts, key=lambda h: nodes[h]["guid"])
+    assert by_guid != hosts
+    assert run(*args).stdout == run(*args).stdout
+    assert run(*args, "--seed", "2").stdout != run(*args).stdout
+
+
+def test_sequential_guids_follow_file_order():
+    order, nodes = gen("2level", "--leaves", "2", "--spines", "1",
+                       "--hosts-per-leaf", "2")
+    assert [nodes[n]["guid"] for n in order] == [
+        0x0002c90000200000, 0x0002c90000200010, 0x0002c90000200020,
+        0x0002c90000200030, 0x0002c90000100000, 0x0002c90000100010,
+        0x0002c90000100020]
+
+
+# ---------------------------------------------------------- degradation
+
+def test_remove_links_keeps_updn_routability():
+    base = ["2level", "--leaves", "8", "--spines", "4", "--hosts-per-leaf",
+            "4", "--random-guids", "--seed", "3"]
+    order0, full = gen(*base)
+    out = run(*base, "--remove-links", "0.25").stdout
+    order, nodes = parse(out)
+    consistent(nodes)
+    assert isl(nodes) == 24
+    assert len(re.findall(r"^# removed link ", out, re.M)) == 8
+    # same GUIDs as the intact fabric
+    assert {n: full[n]["guid"] for n in full} == \
+        {n: nodes[n]["guid"] for n in nodes}
+    spines_of = {l: {r for r, _ in nodes[l]["ports"].values()
+                     if r.startswith("spine")}
+                 for l in nodes if l.startswith("leaf")}
+    for a in spines_of:
+        for b in spines_of:
+            assert spines_of[a] & spines_of[b], (a, b)
+    # 'connected' only needs connectivity: more removal possible
+    r = run(*base, "--remove-links", "0.6", "--keep", "connected")
+    assert isl(parse(r.stdout)[1]) == 13
+
+
+def test_remove_switches_by_level():
+    out = run("kary", "--k", "4", "--levels", "3", "--remove-switches",
+              "2:1,3:1", "--seed", "1").stdout
+    order, nodes = parse(out)
+    consistent(nodes)
+    assert len(re.findall(r"^# removed switch sw-l2-\d{4}$", out, re.M)) == 1
+    assert len(re.findall(r"^# removed switch sw-l3-\d{4}$", out, re.M)) == 1
+    assert sum(1 for n in nodes if n.startswith("sw-l2-")) == 15
+    assert sum(1 for n in nodes if n.startswith("sw-l3-")) == 15
+    assert len(re.findall(r"^# updn-root ", out, re.M)) == 15
+
+
+# ------------------------------------------------------------- curated
+
+@pytest.mark.parametrize("name", sorted(CURATED))
+def test_curated_file_is_what_its_command_generates(name, tmp_path):
+    path = os.path.join(TOPO, name)
+    with open(path) as fh:
+        text = fh.read()
+    m = re.search(r"^# command: gen-fabric (.*)$", text, re.M)
+    args = shlex.split(m.group(1))
+    assert args[args.index("-o") + 1] == name
+    run(*args, cwd=str(tmp_path))
+    assert (tmp_path / name).read_text() == text
+    order, nodes = parse(text)
+    hosts, sws, links = CURATED[name]
+    assert order[0] == "h0000"
+    assert sum(1 for n in nodes.values() if n["type"] == "ca") == hosts
+    assert sum(1 for n in nodes.values() if n["type"] == "sw") == sws
+    assert isl(nodes) == links
+    consistent(nodes)
+    info = json.loads(run("info", "--json", path).stdout)
+    assert (info["hosts"], info["switches"], info["inter_switch_links"]) == \
+        (hosts, sws, links)
+    assert info["ibsim_opts"] == []
+
+
+def test_info_roots_and_ibsim_options(tmp_path):
+    r = run("info", "--roots", os.path.join(TOPO, "ft2-8x4.net"))
+    roots = r.stdout.split()
+    assert len(roots) == 4 and all(re.fullmatch(r"0x[0-9a-f]{16}", g)
+                                   for g in roots)
+    out = tmp_path / "k18.net"
+    run("kary", "--k", "18", "--levels", "3", "-o", str(out))
+    info = json.loads(run("info", "--json", str(out)).stdout)
+    assert (info["hosts"], info["switches"]) == (5832, 972)
+    assert info["ibsim_opts"] == ["-N", "6804", "-S", "972", "-P", "41796"]
+
+
+def check(*args):
+    r = run("check", "--json", *args, check=False)
+    return r.returncode, json.loads(r.stdout)
+
+
+@needs_sim
+def test_curated_route_with_updn_roots_at_lmc_0_and_2():
+    files = [os.path.join(TOPO, n) for n in sorted(CURATED)]
+    rc, res = check("--use-roots", "-l", "0", "-l", "2", *files)
+    assert rc == 0, [r["problems"] for r in res]
+    assert len(res) == 2 * len(files)
+    for r in res:
+        name = os.path.basename(r["file"])
+        assert r["ca_ports"] == CURATED[name][0]
+        assert r["routing_used"] == "updn"
+        assert r["opensm_errors"] == []
+
+
+@needs_sim
+def test_seed_example_needs_roots_for_updn():
+    rc, res = check("-l", "2", os.path.join(TOPO, "seed-4x4trunk.net"))
+    assert rc == 1
+    assert res[0]["ca_ports"] == 5
+    assert res[0]["routing_used"] == "minhop"
+    assert "routing engine updn failed" in res[0]["problems"][0]
+
+
+@needs_sim
+def test_intact_curated_route_with_plain_updn():
+    names = ["ft2-8x4.net", "ft2-trunk-4x2x2.net", "ft2-oversub-8x2.net",
+             "kary-4-3.net"]
+    rc, res = check("-l", "0", *[os.path.join(TOPO, n) for n in names])
+    assert rc == 0, [r["problems"] for r in res]
+    assert [r["updn_roots_used"] for r in res] == [4, 2, 2, 16]
+
+
+@needs_sim
+@big
+def test_big_648_host_fabric(tmp_path):
+    out = tmp_path / "ft2-648.net"
+    run("2level", "--leaves", "36", "--spines", "18", "--hosts-per-leaf",
+        "18", "--random-guids", "-o", str(out))
+    rc, res = check("--use-roots", "-l", "0", str(out))
+    assert rc == 0, res[0]["problems"]
+    assert res[0]["ca_ports"] == 648

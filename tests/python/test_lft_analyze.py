@@ -1,0 +1,415 @@
+"""Tests of the LFT analyzer (pylib/osmoffset/analyze.py, scripts/lft-analyze).
+
+Fixtures live in fixtures/analyze/: the ft*/dual* files were made by stock
+opensm 3.3.23 (updn) on ibsim (see regen.sh there); hand2x2* and ring3* are
+hand-made.
+"""
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "pylib"))
+
+from osmoffset.analyze import Analysis  # noqa: E402
+from osmoffset.fabric import (load_lfts, load_topology,  # noqa: E402
+                              parse_lfts_text, parse_topology_text)
+
+FIX = os.path.join(HERE, "fixtures", "analyze")
+TOOL = os.path.join(TOP, "scripts", "lft-analyze")
+
+
+def fx(name):
+    return os.path.join(FIX, name)
+
+
+def analyse(lfts, topo, **kw):
+    if isinstance(lfts, str):
+        lfts = load_lfts(fx(lfts))
+    if isinstance(topo, str):
+        topo = load_topology(fx(topo))
+    an = Analysis(topo, lfts, bisections=kw.pop("bisections", 4), **kw)
+    an.run()
+    return an
+
+
+def run_tool(*args):
+    p = subprocess.run([sys.executable, TOOL] + list(args),
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+# ------------------------------------------------------------------------
+# The hand-worked fabric: hand2x2.net
+#
+#   leaf1 (h1 port 1, h2 port 2)  leaf2 (h3 port 1, h4 port 2)
+#   port 3 of each leaf -> spine1, port 4 -> spine2.  LMC 1:
+#   h1 = LIDs 16,17  h2 = 18,19  h3 = 20,21  h4 = 22,23.
+#
+# "aligned" LFTs (what plain round-robin gives): on each leaf the *base* LID
+# of both remote hosts goes up port 3 (spine1), the second LID up port 4.
+# "shifted" LFTs: the base LID of the second remote host goes up port 4.
+#
+# Shift pattern, ranks in topology order h1,h2,h3,h4 (N = 4, rounds 1..3):
+#   k=1: h1->h2 local, h2->h3, h3->h4 local, h4->h1
+#        one flow up each leaf                       -> max link load 1
+#   k=2: h1->h3, h2->h4 (both leave leaf1), h3->h1, h4->h2
+#        aligned: both base LIDs up leaf1 port 3     -> max load 2
+#        shifted: one up port 3, one up port 4       -> max load 1
+#   k=3: h1->h4, h2->h1 local, h3->h2, h4->h3 local  -> max load 1
+#   base efficiency aligned = (1/1 + 1/2 + 1/1) / 3 = 5/6
+#   base efficiency shifted = (1 + 1 + 1) / 3       = 1
+# LMC spread: each message goes half over LID+0 and half over LID+1, i.e.
+#   half via spine1 and half via spine2: in k=2 leaf1 port 3 carries
+#   0.5 + 0.5 = 1 and port 4 carries 1; host links carry 1 -> efficiency 1.
+# Leaf bound: at most 2 flows leave a leaf and each leaf has 2 up links:
+#   2 / 2 = 1 in every round -> bound efficiency 1.
+# Port balance on leaf1 for the remote LIDs 20..23 (candidates ports 3,4):
+#   aligned: base LIDs 20,22 both on port 3 -> 2 vs 0 -> imbalance 2;
+#            all LIDs: port 3 {20,22}, port 4 {21,23} -> imbalance 0.
+# Path diversity: both paths of every cross-leaf pair use different spines
+#   -> 8 ordered host pairs on different leaves, none shares a link.
+# ------------------------------------------------------------------------
+
+def test_hand_worked_aligned():
+    an = analyse("hand2x2-aligned.lfts.dump", "hand2x2.net")
+    r = an.result
+    assert r["valid"] is True and r["credit_loop"] is False
+    assert (r["lmc"], r["hosts"], r["switches"]) == (1, 4, 4)
+    assert list(an.curves["base"]) == [1.0, 2.0, 1.0]
+    assert r["shift"]["base"]["efficiency"] == pytest.approx(5 / 6)
+    assert r["shift"]["base"]["worst"] == 2.0
+    assert r["shift"]["base"]["worst_round"] == 2
+    assert r["shift"]["base"]["slowdown"] == pytest.approx(1.2)
+    assert list(an.curves["spread"]) == [1.0, 1.0, 1.0]
+    assert r["shift"]["spread"]["efficiency"] == pytest.approx(1.0)
+    assert r["bound"]["efficiency"] == pytest.approx(1.0)
+    bal = {s["desc"]: s for s in r["balance"]["switches"]}
+    assert (bal["leaf1"]["base_imbalance"], bal["leaf1"]["all_imbalance"]) \
+        == (2, 0)
+    assert (bal["leaf2"]["base_imbalance"], bal["leaf2"]["all_imbalance"]) \
+        == (2, 0)
+    assert (bal["spine1"]["base_imbalance"], bal["spine1"]["all_imbalance"]) \
+        == (0, 0)
+    assert r["balance"]["worst"]["base"] == 2
+    s = an.sidx[0x200000]
+    assert list(an.port_base[s, 1:5]) == [1, 1, 2, 0]
+    assert list(an.port_all[s, 1:5]) == [2, 2, 2, 2]
+    assert r["diversity"]["pairs"] == 8
+    assert r["diversity"]["links"] == {"0": 8, "1": 0, "2": 0}
+    assert r["diversity"]["switches"] == {"0": 8, "1": 0, "2": 0}
+
+
+def test_hand_worked_shifted():
+    an = analyse("hand2x2-shifted.lfts.dump", "hand2x2.net")
+    r = an.result
+    assert list(an.curves["base"]) == [1.0, 1.0, 1.0]
+    assert r["shift"]["base"]["efficiency"] == 1.0
+    assert r["balance"]["worst"]["base"] == 0
+    assert r["balance"]["worst"]["all"] == 0
+
+
+def test_hand_worked_hostfile_order(tmp_path):
+    # ranks h1, h3, h2, h4 (names and GUIDs mixed) with aligned LFTs:
+    #   k=1: h1->h3 and h2->h4 both take base LIDs 20, 22 up leaf1 port 3
+    #        -> load 2
+    #   k=2: h1->h2, h3->h4, h2->h1, h4->h3 all local -> load 1
+    #   k=3: h1->h4 and h2->h3 again up leaf1 port 3 -> load 2
+    #   efficiency = (1/2 + 1 + 1/2) / 3 = 2/3
+    hf = tmp_path / "hosts"
+    hf.write_text("h1\n0x100005   # h3 by port GUID\n\nh2\nh4\n")
+    an = analyse("hand2x2-aligned.lfts.dump", "hand2x2.net",
+                 hostfile=str(hf))
+    assert [an.hosts[i].desc for i in an.ranks] == ["h1", "h3", "h2", "h4"]
+    assert list(an.curves["base"]) == [2.0, 1.0, 2.0]
+    assert an.result["shift"]["base"]["efficiency"] == pytest.approx(2 / 3)
+    # leaf bound: k=1, k=3 send 2 flows over 2 up links -> 1 each round
+    assert an.result["bound"]["efficiency"] == pytest.approx(1.0)
+
+
+def test_leaf_bound_48_port_fabric():
+    # ft48: two 48-port leaves, hosts on ports 37-40, 2 up links (45, 46).
+    # Flows leaving leaf1 in round k: #{i in 0..3 : (i + k) mod 8 >= 4}
+    #   = 1,2,3,4,3,2,1 for k = 1..7; divided by 2 up links and floored
+    #   at 1: 1,1,1.5,2,1.5,1,1
+    # bound efficiency = (1+1+2/3+1/2+2/3+1+1) / 7 = 0.833333...
+    an = analyse("ft48-l1.lfts.dump", "ft48-l1.subnet.lst")
+    r = an.result
+    assert list(an.curves["bound"]) == [1, 1, 1.5, 2, 1.5, 1, 1]
+    assert r["bound"]["efficiency"] == pytest.approx(35 / 42)
+    assert r["valid"] and not r["credit_loop"]
+    # port counts above port 36: leaf1 hosts on 37..40 (2 LIDs each with
+    # LMC 1), the 4 remote hosts' 8 LIDs split over up ports 45 and 46.
+    s = an.sidx[[n.guid for n in an.sw_nodes if n.desc == "leaf1"][0]]
+    assert list(an.port_all[s, 37:41]) == [2, 2, 2, 2]
+    assert list(an.port_base[s, 37:41]) == [1, 1, 1, 1]
+    assert (an.port_all[s, 45], an.port_all[s, 46]) == (4, 4)
+    assert (an.port_base[s, 45], an.port_base[s, 46]) == (2, 2)
+    assert an.port_all[s, :37].sum() == 0
+    # the shift curve can never beat the bound
+    assert np.all(an.curves["base"] >= an.curves["bound"] - 1e-9)
+
+
+@pytest.mark.parametrize("lmc", [0, 1, 2])
+def test_stock_updn_fat_tree(lmc):
+    an = analyse(f"ft4-l{lmc}.lfts.dump", f"ft4-l{lmc}.subnet.lst")
+    r = an.result
+    assert (r["valid"], r["credit_loop"], r["lmc"]) == (True, False, lmc)
+    assert (r["hosts"], r["switches"], r["max_hops"]) == (16, 8, 3)
+    assert r["unreachable_pairs"] == 0
+    assert r["problems"] == []
+    assert r["shift"]["base"]["efficiency"] == 1.0
+    assert r["bound"]["efficiency"] == 1.0
+    assert r["balance"]["worst"] == {"base": 0, "base_switch": "leaf1",
+                                     "all": 0, "all_switch": "leaf1"}
+    assert r["balance"]["nonminimal_lids"] == 0
+    if lmc:
+        assert r["shift"]["spread"]["efficiency"] == 1.0
+        # 4 leaves x 4 hosts: 16 * 12 ordered pairs on different leaves;
+        # with 4 spines every path of a pair uses its own spine
+        assert r["diversity"]["pairs"] == 192
+        assert r["diversity"]["links"]["0"] == 192
+    else:
+        assert r["shift"]["spread"] is None and r["diversity"] is None
+
+
+def _unbalance(text):
+    """Send every base LID that leaves a leaf up port 5 (spine1)."""
+    out, sw = [], None
+    for line in text.splitlines():
+        m = re.match(r"Unicast lids .*\('(.*)'\)", line)
+        if m:
+            sw = m.group(1)
+        m = re.match(r"0x([0-9a-f]+) (\d+) (.*)", line)
+        if m and sw.startswith("leaf") and 5 <= int(m.group(2)) <= 8 \
+                and int(m.group(1), 16) % 4 == 0:
+            line = f"0x{m.group(1)} 005 {m.group(3)}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_deliberately_unbalanced():
+    lf = parse_lfts_text(_unbalance(open(fx("ft4-l2.lfts.dump")).read()),
+                         "unbal.dump")
+    an = analyse(lf, "ft4-l2.subnet.lst")
+    r = an.result
+    assert r["valid"] and not r["credit_loop"]
+    # each leaf routes 12 remote hosts x 4 LIDs; base LIDs: 12 on port 5,
+    # 0 elsewhere; all LIDs: 9 + 12 = 21 on port 5, 9 on ports 6-8
+    assert r["balance"]["worst"]["base"] == 12
+    assert r["balance"]["worst"]["all"] == 12
+    s = an.sidx[0x200000]
+    assert list(an.port_base[s, 5:9]) == [12, 0, 0, 0]
+    assert list(an.port_all[s, 5:9]) == [21, 9, 9, 9]
+    # round k: min(k, 16-k, 4) of leaf1's hosts talk to one other leaf and
+    # all of them climb port 5 -> max loads 1,2,3,4 x9,3,2,1
+    assert list(an.curves["base"]) == [1, 2, 3] + [4] * 9 + [3, 2, 1]
+    assert r["shift"]["base"]["efficiency"] == \
+        pytest.approx((2 + 1 + 2 / 3 + 9 / 4) / 15)
+    assert r["shift"]["spread"]["efficiency"] < 1.0
+    assert r["bound"]["efficiency"] == 1.0
+    # LIDs 0 of each pair share spine1: 2 of 4 paths share a link for the
+    # 144 pairs whose base LID was moved, the 48 pairs whose base LID was
+    # already on spine1 keep 4 disjoint paths
+    assert r["diversity"]["links"] == {"0": 48, "1": 0, "2": 144, "3": 0,
+                                       "4": 0}
+
+
+def test_credit_loop_ring():
+    # three switches in a ring, every route goes clockwise: the channels
+    # sw1[2] -> sw2[2] -> sw3[2] -> sw1[2] wait on each other
+    an = analyse("ring3-clockwise.lfts.dump", "ring3.net")
+    r = an.result
+    assert r["valid"] is True and r["credit_loop"] is True
+    cyc = [(c["switch"], c["port"]) for c in r["credit_cycle"]]
+    k = cyc.index(("sw1", 2))
+    assert cyc[k:] + cyc[:k] == [("sw1", 2), ("sw2", 2), ("sw3", 2)]
+    assert any(p.startswith("credit loop: ") for p in r["problems"])
+    # k=2: every message takes two hops and shares one link -> load 2
+    assert list(an.curves["base"]) == [1.0, 2.0]
+    rc, out, err = run_tool("--lfts", fx("ring3-clockwise.lfts.dump"),
+                            "--topology", fx("ring3.net"), "--json")
+    assert rc == 1 and err == ""
+    assert json.loads(out)["credit_loop"] is True
+    an = analyse("ring3-minimal.lfts.dump", "ring3.net")
+    assert an.result["credit_loop"] is False and an.result["cdg_edges"] == 0
+
+
+def _edit_lft(text, switch, lid, port):
+    """Set (port is int) or delete (port is None) one LFT entry."""
+    out, sw = [], None
+    for line in text.splitlines():
+        m = re.match(r"Unicast lids .*\('(.*)'\)", line)
+        if m:
+            sw = m.group(1)
+        m = re.match(r"0x([0-9a-f]+) (\d+) (.*)", line)
+        if m and sw == switch and int(m.group(1), 16) == lid:
+            if port is None:
+                continue
+            line = f"0x{lid:04x} {port:03d} {m.group(3)}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _ft4(edits, topo="ft4-l0.subnet.lst"):
+    text = open(fx("ft4-l0.lfts.dump")).read()
+    lf0 = parse_lfts_text(text, "x")
+    h16 = [l for l, v in lf0.lid_info.items() if v[2] == "h16"][0]
+    for sw, port in edits:
+        text = _edit_lft(text, sw, h16, port)
+    return analyse(parse_lfts_text(text, "broken.dump"), topo), h16
+
+
+def test_broken_route_unlinked_port():
+    # every spine sends h16's LID out of port 7, which has no cable: the 12
+    # hosts on other leaves cannot reach h16.  Stock updn sends h16 through
+    # spine4 only, so the broken entries of spines 1-3 are never used and
+    # only spine4's is a problem.
+    an, lid = _ft4([(f"spine{i}", 7) for i in range(1, 5)])
+    r = an.result
+    assert r["valid"] is False and r["unreachable_pairs"] == 12
+    assert r["problems"] == [f"switch 'spine4' (0x0000000000200007): LID "
+                             f"{lid} ('h16') is routed out of port 7, an "
+                             "unlinked port (dead end)"]
+
+
+def test_broken_route_missing_entry():
+    an, lid = _ft4([("leaf4", None)])
+    r = an.result
+    # h13..h15 sit on leaf4 next to h16 and find no entry; the 12 remote
+    # hosts' packets also arrive at leaf4 and die there
+    assert r["unreachable_pairs"] == 15
+    assert r["problems"] == [f"switch 'leaf4' (0x0000000000200003): LID "
+                             f"{lid} ('h16') has no LFT entry (dead end)"]
+
+
+def test_broken_route_loop():
+    # leaf1 sends h16 to spine1 (port 5), spine1 sends it back to leaf1
+    an, lid = _ft4([("leaf1", 5), ("spine1", 1)])
+    r = an.result
+    assert r["valid"] is False
+    assert f"routing loop for LID {lid} ('h16'): 'leaf1'[5] -> " \
+        "'spine1'[1] -> 'leaf1'" in r["problems"]
+    assert r["unreachable_pairs"] >= 4
+
+
+def test_down_port(tmp_path):
+    # mark the leaf1 port 5 <-> spine1 port 1 cable as down
+    lines = open(fx("ft4-l0.subnet.lst")).read().splitlines()
+    out = []
+    for line in lines:
+        a = "{leaf1} LID:0001 PN:05 } { SW Ports:08" in line
+        b = "{spine1}" in line and "PN:01 } { SW" in line and \
+            "{leaf1} LID:0001 PN:05" in line
+        out.append(line.replace("LOG=ACT", "LOG=DWN") if a or b else line)
+    assert out != lines
+    topo = parse_topology_text(out, "down.lst")
+    assert (0x200000, 5) in topo.down
+    an = analyse("ft4-l0.lfts.dump", topo)
+    r = an.result
+    assert r["valid"] is False
+    # leaf1 routed 3 remote hosts' LIDs (h5, h9, h13) through port 5, and
+    # spine1 routes h1 back down its port 1
+    downs = [p for p in r["problems"] if p.endswith("a down port (dead end)")]
+    assert [p.split("'")[1] for p in downs] == ["leaf1"] * 3 + ["spine1"]
+    assert all("port 5" in p for p in downs[:3]) and "port 1" in downs[3]
+    # leaf1's 4 hosts miss 3 LIDs each, the 12 remote hosts miss h1 (via
+    # spine1) -> 24 unreachable pairs
+    assert r["unreachable_pairs"] == 24
+    # with the cable down, spine1 is no longer on a minimum-hop path from
+    # leaves 2-4 to leaf1: their route for h1 is counted as non-minimal
+    assert list(an.nonminimal) == [0, 1, 1, 1, 0, 0, 0, 0]
+
+
+# ------------------------------------------------------------ CLI behaviour
+
+def test_cli_json_fields():
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l2.ibroute"), "--topology",
+                            fx("ft2x2.net"), "--json", "--bisections", "2")
+    assert rc == 0, err
+    r = json.loads(out)
+    for key in ("valid", "credit_loop", "lmc", "hosts", "switches",
+                "problems", "balance", "bound", "shift"):
+        assert key in r
+    assert (r["valid"], r["credit_loop"], r["lmc"], r["hosts"],
+            r["switches"]) == (True, False, 2, 4, 4)
+    assert set(r["shift"]) == {"base", "spread"}
+    assert r["shift"]["base"]["efficiency"] == 1.0
+    assert r["shift"]["spread"]["efficiency"] == 1.0
+    assert r["bound"]["efficiency"] == 1.0
+    assert "worst" in r["balance"] and len(r["balance"]["switches"]) == 4
+
+
+def test_cli_lmc_override_and_text():
+    # the LMC 2 dump read as LMC 0: only base LIDs are hosts' LIDs
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l2.lfts.dump"),
+                            "--topology", fx("ft2x2-l2.subnet.lst"),
+                            "--lmc", "0")
+    assert rc == 0, err
+    assert "LMC 0" in out and "valid routing      : yes" in out
+    assert "LMC spread" not in out
+
+
+def test_cli_csv_plot_compare(tmp_path):
+    unbal = tmp_path / "unbal.dump"
+    unbal.write_text(_unbalance(open(fx("ft4-l2.lfts.dump")).read()))
+    csvf = tmp_path / "ports.csv"
+    rc, out, err = run_tool("--lfts", fx("ft4-l2.lfts.dump"), "--topology",
+                            fx("ft4-l2.subnet.lst"), "--compare", str(unbal),
+                            "--csv", str(csvf), "--plot",
+                            str(tmp_path / "png"), "--bisections", "2")
+    assert rc == 0, err
+    assert "shift base efficiency      1.0000    0.3944" in out
+    rows = list(csv.DictReader(open(csvf)))
+    r = [x for x in rows if x["switch"] == "leaf1" and x["port"] == "5"][0]
+    assert (r["peer_kind"], r["peer"], r["base_lids"], r["all_lids"],
+            r["base_lids_2"], r["all_lids_2"]) == \
+        ("switch", "spine1", "3", "12", "12", "21")
+    for f in ("port-load.png", "congestion.png", "compare-port-load.png"):
+        data = (tmp_path / "png" / f).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000
+
+
+@pytest.mark.parametrize("args,where,msg", [
+    (["--lfts", "ft4-l0.lfts.dump", "--topology", "ft2x2.net"],
+     "ft4-l0.lfts.dump:105:", "is not in topology"),
+    (["--lfts", "trunc", "--topology", "ft2x2.net"], "trunc:", "truncated"),
+    (["--lfts", "ft2x2-l0.lfts.dump", "--topology", "ft2x2.net",
+      "--hostfile", "hosts"], "hosts:2:", "unknown host 'nosuchhost'"),
+    (["--lfts", "ft2x2-l0.lfts.dump", "--topology", "nofile"],
+     "nofile:0:", "cannot read"),
+])
+def test_cli_bad_input(tmp_path, args, where, msg):
+    (tmp_path / "trunc").write_text(
+        "\n".join(open(fx("ft2x2-l0.lfts.dump")).read().splitlines()[:15]))
+    (tmp_path / "hosts").write_text("h1\nnosuchhost\n")
+    full = []
+    for a in args:
+        if a in ("trunc", "hosts", "nofile"):
+            full.append(str(tmp_path / a))
+        elif not a.startswith("--"):
+            full.append(fx(a))
+        else:
+            full.append(a)
+    rc, out, err = run_tool(*full)
+    assert rc == 2
+    assert out == ""
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert where in err and msg in err
+
+
+def test_cli_usage_errors():
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l0.lfts.dump"))
+    assert rc == 2 and "--topology" in err
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l0.lfts.dump"), "--topology",
+                            fx("ft2x2.net"), "--lmc", "9")
+    assert rc == 2 and "--lmc" in err and "Traceback" not in err
