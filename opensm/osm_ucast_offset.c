@@ -116,6 +116,7 @@ struct oo_build {
 	const osm_node_t **used_remote;
 	uint32_t paths[IB_NODE_NUM_PORTS_MAX];
 	uint32_t offset_paths[IB_NODE_NUM_PORTS_MAX];
+	unsigned detours;	/* up detours taken for this LID offset */
 	struct oo_candidate cand[IB_NODE_NUM_PORTS_MAX];
 	const osm_node_t *cand_remote[IB_NODE_NUM_PORTS_MAX];
 };
@@ -642,45 +643,45 @@ static unsigned cand_level(const struct oo_build *b,
 
 /*
  * The destination's slot; where that link is missing or does not lead to
- * the destination (a degraded tree), the i-th missing slot is sent to the
- * i-th live one, counted from a start that moves on with every block of
- * num_slots ranks.  Consecutive destinations, which meet in the same round
- * of a shift alltoall, then detour over distinct links, and the detours of
- * successive blocks land on different links; the detour depends on the
- * destination and the fabric alone, never on the load.
+ * the destination (a degraded tree), the next live slot in turn: the
+ * detours a switch takes for one LID offset go round the live links.
+ * Consecutive destinations, which meet in the same round of a shift
+ * alltoall, then detour over distinct links, and the detours spread
+ * evenly.  Detours follow the routing order, so the same fabric always
+ * gives the same LFTs.
  */
-static int pick_up_slot(const struct oo_build *b, const struct oo_swinfo *si,
+static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			unsigned rank, unsigned lid_offset, unsigned n)
 {
+	/* the digit is taken modulo the level's slot count: a switch that
+	   lost a whole parent has holes at the end of its numbering */
+	unsigned slots = b->tree.level_slots[si->level];
 	int by_slot[IB_NODE_NUM_PORTS_MAX + 1];
-	unsigned slot, missing = 0, live = 0, i;
+	unsigned slot, live = 0, turn, i;
 
-	if (!si->num_slots || si->num_slots > IB_NODE_NUM_PORTS_MAX)
+	if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
 		return -1;
-	for (i = 0; i < si->num_slots; i++)
+	for (i = 0; i < slots; i++)
 		by_slot[i] = -1;
 	for (i = 0; i < n; i++) {
 		int s = si->slot[b->cand[i].port];
 
-		if (s >= 0 && (unsigned)s < si->num_slots)
+		if (s >= 0 && (unsigned)s < slots)
 			by_slot[s] = (int)i;
 	}
 	slot = oo_coordinated_slot(rank, b->tree.divisor[si->level],
-				   lid_offset, si->num_slots);
+				   lid_offset, slots);
 	if (by_slot[slot] >= 0)
 		return by_slot[slot];
 
-	for (i = 0; i < si->num_slots; i++) {
+	for (i = 0; i < slots; i++)
 		if (by_slot[i] >= 0)
 			live++;
-		else if (i < slot)
-			missing++;
-	}
 	if (!live)
 		return -1;
-	missing = (missing + rank / si->num_slots) % live;
-	for (i = 0; i < si->num_slots; i++)
-		if (by_slot[i] >= 0 && !missing--)
+	turn = b->detours++ % live;
+	for (i = 0; i < slots; i++)
+		if (by_slot[i] >= 0 && !turn--)
 			return by_slot[i];
 	return -1;
 }
@@ -717,7 +718,7 @@ static int pick_down_link(const struct oo_build *b,
  * around this switch is not a tree (candidates both up and down, or
  * sideways) and the plain rule decides.
  */
-static int coordinated_pick(const struct oo_build *b,
+static int coordinated_pick(struct oo_build *b,
 			    const struct oo_swinfo *si, unsigned dest_idx,
 			    unsigned lid_offset, unsigned n)
 {
@@ -793,6 +794,7 @@ static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 	/* All base LIDs first, then each further LID offset in turn. */
 	for (offset = 0; offset < b->lids_per_port; offset++) {
 		memset(b->offset_paths, 0, sizeof(b->offset_paths));
+		b->detours = 0;
 		for (i = 0; i < b->num_dests; i++) {
 			const struct oo_dest *d = &b->dests[i];
 			unsigned lid = d->min_lid + offset;

@@ -1,0 +1,371 @@
+"""End-to-end routing on simulated fabrics: Debian's OpenSM, with and
+without the osmoffset plugin, routes the curated fabrics of sim-topologies/
+under ibsim; the resulting LFTs are checked with osmoffset.checks.
+
+  * every CA LID (LMC LIDs included) is reachable from every switch, with
+    no loop, and the switches hold exactly what OpenSM computed;
+  * port_offsetting=off routes byte-for-byte like stock OpenSM;
+  * port_offsetting=on leaves base LIDs spread evenly (max - min <= 1) over
+    the ports of every candidate group;
+  * the same fabric routed twice gives identical tables.
+
+The first part checks osmoffset.checks itself on a small fabric with
+deliberately broken tables.
+"""
+
+import copy
+import os
+
+import pytest
+
+from conftest import (PLUGIN_SKIP_REASON, e2e_fabrics, fabric_id,
+                      fabric_path, plugin_dir)
+from osmoffset import checks
+
+FABRICS = e2e_fabrics()
+LMCS = [0, 1, 2]
+MODES = ["stock", "off", "on"]
+# minhop is also routed on a subset: two fabrics, LMC 0 and 2
+MINHOP_FABRICS = [f for f in FABRICS
+                  if fabric_id(f) in ("ft2-8x4", "kary-4-3")] or FABRICS[:2]
+MINHOP_LMCS = [0, 2]
+# routed a second time to compare
+_REP = MINHOP_FABRICS[0]
+REPEATS = [(_REP, 2, "stock"), (_REP, 2, "on"), (FABRICS[-1], 1, "on")]
+
+
+def main_engine(fab):
+    """updn for fabrics that name their updn roots ('# updn-root' lines,
+    which osm-sim hands to opensm); minhop for the others (the two-switch
+    seed example has no root: updn cannot route it)."""
+    try:
+        with open(fabric_path(fab)) as f:
+            if any(line.startswith("# updn-root ") for line in f):
+                return "updn"
+    except OSError:
+        pass
+    return "minhop"
+
+
+def is_degraded(fab):
+    return "degraded" in os.path.basename(fab)
+
+
+def need_mode(mode):
+    if mode != "stock" and plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+
+
+def lft_map(lfts):
+    return {g: s.lft for g, s in lfts.switches.items()}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prefetch(sim_cache, small_net):
+    """Queue every run the module needs, so that two run at a time while
+    the tests consume the results in order."""
+    sim_cache.submit(small_net, 1, "stock")
+    modes = MODES if plugin_dir() is not None else ["stock"]
+    for fab in FABRICS:
+        if not os.path.isfile(fabric_path(fab)):
+            continue
+        for lmc in LMCS:
+            for mode in modes:
+                sim_cache.submit(fab, lmc, mode, main_engine(fab))
+    for fab in MINHOP_FABRICS:
+        if os.path.isfile(fabric_path(fab)):
+            for lmc in MINHOP_LMCS:
+                for mode in modes:
+                    sim_cache.submit(fab, lmc, mode, engine="minhop")
+    for fab, lmc, mode in REPEATS:
+        if os.path.isfile(fabric_path(fab)) and mode in modes:
+            sim_cache.submit(fab, lmc, mode, main_engine(fab), rep=1)
+
+
+def get_run(sim_cache, fab, lmc, mode, engine=None, rep=0):
+    need_mode(mode)
+    engine = engine or main_engine(fab)
+    if not os.path.isfile(fabric_path(fab)):
+        pytest.fail("fabric %s is missing" % fabric_path(fab))
+    return sim_cache.get(fab, lmc, mode, engine, rep).require_ok()
+
+
+# ----------------------------------------------------------------------
+# the checks themselves, on a 2-leaf 2-spine fabric with known tables
+# ----------------------------------------------------------------------
+
+@pytest.fixture
+def small(sim_cache, small_net):
+    """(topo, lfts, name -> guid) of the small fabric routed stock, LMC 1;
+    lfts is a private copy that a test may break."""
+    run = sim_cache.get(small_net, 1, "stock").require_ok()
+    guid = {n.desc: g for g, n in run.topo.nodes.items()}
+    return copy.deepcopy(run.topo), copy.deepcopy(run.lfts), guid
+
+
+def nm(topo, g):
+    return "%s (0x%016x)" % (topo.nodes[g].desc, g)
+
+
+def test_small_fabric_is_clean(small):
+    topo, lfts, g = small
+    assert checks.reachability(topo, lfts, 1) == []
+    assert sorted(checks.ca_lids(topo, 1).values()) == sorted(
+        [g["h0"], g["h1"], g["h2"], g["h3"]] * 2)
+
+
+def test_candidate_groups_small(small):
+    topo, _lfts, g = small
+    groups = checks.candidate_groups(topo)
+    by_name = {topo.nodes[sw].desc:
+               {ports: [topo.nodes[c].desc for c in cas]
+                for ports, cas in gr.items()}
+               for sw, gr in groups.items()}
+    assert by_name == {
+        "leaf0": {(1,): ["h0"], (2,): ["h1"], (3, 4): ["h2", "h3"]},
+        "leaf1": {(1,): ["h2"], (2,): ["h3"], (3, 4): ["h0", "h1"]},
+        "spine0": {(1,): ["h0", "h1"], (2,): ["h2", "h3"]},
+        "spine1": {(1,): ["h0", "h1"], (2,): ["h2", "h3"]},
+    }
+    assert checks.laminar_switches(groups) == set(groups)
+
+
+def test_base_lid_spread_small(small):
+    topo, lfts, g = small
+    rows = checks.base_lid_spread(topo, lfts, 1)
+    assert [(r["desc"], r["ports"], r["dests"], r["spread"], r["outside"])
+            for r in rows] == [("leaf0", (3, 4), 2, 0, 0),
+                               ("leaf1", (3, 4), 2, 0, 0)]
+    assert [sum(r["counts"].values()) for r in rows] == [2, 2]
+    assert [r["all_counts"] for r in rows] == [{3: 2, 4: 2}, {3: 2, 4: 2}]
+    # put both remote base LIDs of leaf0 on port 3: spread 2
+    sw = lfts.switches[g["leaf0"]]
+    sw.lft[topo.nodes[g["h2"]].lid] = 3
+    sw.lft[topo.nodes[g["h3"]].lid] = 3
+    row = checks.base_lid_spread(topo, lfts, 1)[0]
+    assert (row["desc"], row["counts"], row["spread"], row["outside"]) == \
+        ("leaf0", {3: 2, 4: 0}, 2, 0)
+    # a base LID sent out of a host port is outside the group
+    sw.lft[topo.nodes[g["h2"]].lid] = 1
+    row = checks.base_lid_spread(topo, lfts, 1)[0]
+    assert (row["counts"], row["spread"], row["outside"]) == \
+        ({3: 1, 4: 0}, 1, 1)
+
+
+def test_reachability_dead_end(small):
+    topo, lfts, g = small
+    lid = topo.nodes[g["h2"]].lid
+    del lfts.switches[g["spine0"]].lft[lid]
+    assert checks.reachability(topo, lfts, 1) == [
+        "switch %s: no route to LID %d (%s)"
+        % (nm(topo, g["spine0"]), lid, nm(topo, g["h2"]))]
+
+
+def test_reachability_checks_lmc_lids(small):
+    topo, lfts, g = small
+    lid = topo.nodes[g["h2"]].lid + 1
+    lfts.switches[g["leaf1"]].lft[lid] = 255
+    assert checks.reachability(topo, lfts, 1) == [
+        "switch %s: no route to LID %d (%s)"
+        % (nm(topo, g["leaf1"]), lid, nm(topo, g["h2"]))]
+    # with LMC 0 only base LIDs count
+    assert checks.reachability(topo, lfts, 0) == []
+
+
+def test_reachability_loop(small):
+    topo, lfts, g = small
+    lid = topo.nodes[g["h2"]].lid
+    lfts.switches[g["leaf0"]].lft[lid] = 3          # up to spine0
+    lfts.switches[g["spine0"]].lft[lid] = 1         # back down to leaf0
+    a, b = nm(topo, g["leaf0"]), nm(topo, g["spine0"])
+    problems = checks.reachability(topo, lfts, 1)
+    assert len(problems) == 1
+    assert problems[0] in (
+        "LID %d (%s): forwarding loop %s -> %s -> %s"
+        % (lid, nm(topo, g["h2"]), a, b, a),
+        "LID %d (%s): forwarding loop %s -> %s -> %s"
+        % (lid, nm(topo, g["h2"]), b, a, b))
+
+
+def test_reachability_port_without_link(small):
+    topo, lfts, g = small
+    lid = topo.nodes[g["h2"]].lid
+    lfts.switches[g["leaf0"]].lft[lid] = 5
+    assert checks.reachability(topo, lfts, 1) == [
+        "switch %s: LID %d (%s) sent out of port 5, which has no link"
+        % (nm(topo, g["leaf0"]), lid, nm(topo, g["h2"]))]
+
+
+def test_reachability_down_link(small):
+    topo, lfts, g = small
+    base = topo.nodes[g["h2"]].lid
+    topo.down.add((g["leaf1"], 1))
+    assert checks.reachability(topo, lfts, 1) == [
+        "switch %s: LID %d (%s) sent out of port 1, whose link is down"
+        % (nm(topo, g["leaf1"]), lid, nm(topo, g["h2"]))
+        for lid in (base, base + 1)]
+
+
+def test_reachability_wrong_host(small):
+    topo, lfts, g = small
+    lid = topo.nodes[g["h2"]].lid
+    lfts.switches[g["leaf1"]].lft[lid] = 2
+    assert checks.reachability(topo, lfts, 1) == [
+        "switch %s: LID %d (%s) delivered out of port 2 to %s"
+        % (nm(topo, g["leaf1"]), lid, nm(topo, g["h2"]),
+           nm(topo, g["h3"]))]
+
+
+def test_reachability_missing_switch(small):
+    topo, lfts, g = small
+    del lfts.switches[g["spine1"]]
+    problems = checks.reachability(topo, lfts, 1)
+    assert problems[-1] == "switch %s: no LFT in the dump" \
+        % nm(topo, g["spine1"])
+    # leaf0 and leaf1 each send one LID of each remote host via spine1
+    assert len(problems) == 1 + 4
+    assert all("forwarded into switch %s that has no LFT"
+               % nm(topo, g["spine1"]) in p for p in problems[:-1])
+
+
+def test_reachability_switch_lids_under_updn(small):
+    """updn does not route one root spine to the other (down-up turn): the
+    check finds exactly those two holes when switch LIDs are included."""
+    topo, lfts, g = small
+    problems = checks.reachability(topo, lfts, 1, include_switches=True)
+    assert problems == sorted([
+        "switch %s: no route to LID %d (%s)"
+        % (nm(topo, g[a]), topo.nodes[g[b]].lid, nm(topo, g[b]))
+        for a, b in (("spine0", "spine1"), ("spine1", "spine0"))])
+
+
+# ----------------------------------------------------------------------
+# the curated fabrics
+# ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_fabric_file_present(fab):
+    assert os.path.isfile(fabric_path(fab)), fabric_path(fab)
+
+
+def check_routes(sim_cache, run, lmc):
+    assert run.lfts.lmc == lmc
+    cas = [c for c in run.topo.cas() if c.lid]
+    assert len(checks.ca_lids(run.topo, lmc)) == len(cas) << lmc
+    assert lft_map(run.ibroute) == lft_map(run.lfts), \
+        "the switches do not hold the LFTs OpenSM dumped"
+    problems = checks.reachability(run.topo, run.lfts, lmc)
+    if is_degraded(run.fabric) and run.engine == "updn":
+        # a top switch that lost a cable cannot reach that leaf's hosts
+        # without a down-up turn; CA-to-CA routes must all work, and port
+        # offsetting must not lose any route stock OpenSM has
+        leafs = checks.leaf_switches(run.topo)
+        p = checks.reachability(run.topo, run.lfts, lmc, sources=leafs)
+        assert p == [], "\n".join(p[:20])
+        if run.mode != "stock":
+            stock = get_run(sim_cache, run.fabric, lmc, "stock", run.engine)
+            assert problems == checks.reachability(stock.topo, stock.lfts,
+                                                   lmc)
+    else:
+        assert problems == [], "\n".join(problems[:20])
+    # every base LID leaves through a port the engine saw as minimum-hop
+    rows = checks.base_lid_spread(run.topo, run.lfts, lmc, run.groups)
+    off = [r for r in rows if r["outside"]]
+    assert off == [], off[:5]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("lmc", LMCS)
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_routes_reach_every_ca_lid(sim_cache, fab, lmc, mode):
+    run = get_run(sim_cache, fab, lmc, mode)
+    assert run.info["engine_used"] == main_engine(fab)
+    check_routes(sim_cache, run, lmc)
+
+
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_bfs_groups_match_the_engine(sim_cache, fab):
+    """On intact fat trees, checks.candidate_groups (a plain BFS) finds
+    exactly the minimum-hop port sets OpenSM's engine used."""
+    run = get_run(sim_cache, fab, 1, "stock")
+    bfs = checks.candidate_groups(run.topo)
+    if is_degraded(fab) and run.engine == "updn":
+        assert bfs != run.groups     # up/down restricts some sets
+    else:
+        assert bfs == run.groups
+
+
+@pytest.mark.parametrize("lmc", LMCS)
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_offsetting_off_is_stock(sim_cache, fab, lmc):
+    stock = get_run(sim_cache, fab, lmc, "stock")
+    off = get_run(sim_cache, fab, lmc, "off")
+    assert off.read_bytes("opensm-lfts.dump") == \
+        stock.read_bytes("opensm-lfts.dump")
+    assert off.read_bytes("ibroute.dump") == stock.read_bytes("ibroute.dump")
+
+
+def spread_violations(run, lmc):
+    """Groups (of more than one port) at switches whose candidate port
+    sets are pairwise equal or disjoint, where base LIDs per port differ
+    by more than one."""
+    laminar = checks.laminar_switches(run.groups)
+    rows = [r for r in checks.base_lid_spread(run.topo, run.lfts, lmc,
+                                              run.groups)
+            if r["switch"] in laminar]
+    bad = ["%s ports %s: base LIDs per port %s (all LIDs %s)"
+           % (r["desc"], r["ports"], r["counts"], r["all_counts"])
+           for r in rows if r["spread"] > 1]
+    return rows, bad
+
+
+def max_spread(run, lmc):
+    rows = checks.base_lid_spread(run.topo, run.lfts, lmc, run.groups)
+    return max([r["spread"] for r in rows] or [0])
+
+
+@pytest.mark.parametrize("lmc", LMCS)
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_offsetting_on_spreads_base_lids(sim_cache, fab, lmc):
+    run = get_run(sim_cache, fab, lmc, "on")
+    rows, bad = spread_violations(run, lmc)
+    if not is_degraded(fab):
+        assert rows, "no candidate group of more than one port to check"
+    assert bad == [], "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("lmc", LMCS)
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_offsetting_on_never_worse_than_stock(sim_cache, fab, lmc):
+    """Over all candidate groups (overlapping ones included, as on the
+    degraded fabrics) the largest base-LID spread with port offsetting is
+    at most 1 or at most stock's."""
+    on = get_run(sim_cache, fab, lmc, "on")
+    stock = get_run(sim_cache, fab, lmc, "stock")
+    assert max_spread(on, lmc) <= max(1, max_spread(stock, lmc))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("lmc", MINHOP_LMCS)
+@pytest.mark.parametrize("fab", MINHOP_FABRICS, ids=fabric_id)
+def test_minhop(sim_cache, fab, lmc, mode):
+    run = get_run(sim_cache, fab, lmc, mode, engine="minhop")
+    assert run.info["engine_used"] == "minhop"
+    check_routes(sim_cache, run, lmc)
+    if mode == "off":
+        stock = get_run(sim_cache, fab, lmc, "stock", engine="minhop")
+        assert run.read_bytes("opensm-lfts.dump") == \
+            stock.read_bytes("opensm-lfts.dump")
+    if mode == "on":
+        rows, bad = spread_violations(run, lmc)
+        assert rows and bad == [], "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("fab,lmc,mode", REPEATS,
+                         ids=["%s-lmc%d-%s" % (fabric_id(f), l, m)
+                              for f, l, m in REPEATS])
+def test_deterministic(sim_cache, fab, lmc, mode):
+    first = get_run(sim_cache, fab, lmc, mode)
+    again = get_run(sim_cache, fab, lmc, mode, rep=1)
+    for name in ("opensm-lfts.dump", "ibroute.dump", "opensm-subnet.lst"):
+        assert first.read_bytes(name) == again.read_bytes(name), name
