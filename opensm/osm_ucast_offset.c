@@ -824,6 +824,8 @@ static int build_offset_lfts(struct oo_plugin *plugin)
 	struct oo_build *b;
 	unsigned i;
 
+	OSM_LOG(&osm->log, OSM_LOG_VERBOSE, "osmoffset: building LFTs with "
+		"port offsetting (%s)\n", oo_rule_name(plugin->opts.rule));
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -1;
