@@ -118,6 +118,11 @@ struct oo_build {
 	uint32_t offset_paths[IB_NODE_NUM_PORTS_MAX];
 	unsigned detours;	/* up detours taken for this LID offset */
 	struct oo_candidate cand[IB_NODE_NUM_PORTS_MAX];
+	/* equal-cost ports toward the last target, and their remote nodes */
+	const osm_switch_t *ports_sw;
+	uint16_t ports_target;
+	unsigned num_ports;
+	uint8_t port_list[IB_NODE_NUM_PORTS_MAX];
 	const osm_node_t *cand_remote[IB_NODE_NUM_PORTS_MAX];
 };
 
@@ -597,15 +602,24 @@ static unsigned count_reuse(const struct oo_build *b, unsigned dest_idx,
 	return reuse;
 }
 
-/* Equal-cost, healthy, linked egress ports toward a destination. */
-static unsigned gather_candidates(struct oo_build *b, osm_switch_t *sw,
-				  unsigned dest_idx, unsigned lid_offset)
+/*
+ * The equal-cost, healthy, linked egress ports of sw toward a target
+ * switch LID.  Destinations come grouped by the switch they hang off, so
+ * the set is kept until the target (or the switch) changes.
+ */
+static unsigned equal_cost_ports(struct oo_build *b, osm_switch_t *sw,
+				 uint16_t target_lid)
 {
-	const struct oo_dest *d = &b->dests[dest_idx];
 	uint8_t least, port;
 	unsigned n = 0;
 
-	least = osm_switch_get_least_hops(sw, d->target_lid);
+	if (b->ports_sw == sw && b->ports_target == target_lid)
+		return b->num_ports;
+	b->ports_sw = sw;
+	b->ports_target = target_lid;
+	b->num_ports = 0;
+
+	least = osm_switch_get_least_hops(sw, target_lid);
 	if (least == OSM_NO_PATH)
 		return 0;
 
@@ -613,7 +627,7 @@ static unsigned gather_candidates(struct oo_build *b, osm_switch_t *sw,
 		osm_physp_t *p;
 		osm_physp_t *rem;
 
-		if (osm_switch_get_hop_count(sw, d->target_lid, port) != least)
+		if (osm_switch_get_hop_count(sw, target_lid, port) != least)
 			continue;
 		p = osm_node_get_physp_ptr(sw->p_node, port);
 		if (!p || !osm_physp_is_healthy(p))
@@ -621,13 +635,29 @@ static unsigned gather_candidates(struct oo_build *b, osm_switch_t *sw,
 		rem = osm_physp_get_remote(p);
 		if (!rem)
 			continue;
-		b->cand[n].port = port;
-		b->cand[n].paths = b->paths[port];
-		b->cand[n].offset_paths = b->offset_paths[port];
+		b->port_list[n] = port;
 		b->cand_remote[n] = rem->p_node;
-		b->cand[n].reuse = count_reuse(b, dest_idx, lid_offset,
-					       rem->p_node);
 		n++;
+	}
+	b->num_ports = n;
+	return n;
+}
+
+/* The candidates toward a destination, with their loads and reuse. */
+static unsigned gather_candidates(struct oo_build *b, osm_switch_t *sw,
+				  unsigned dest_idx, unsigned lid_offset)
+{
+	unsigned n = equal_cost_ports(b, sw, b->dests[dest_idx].target_lid);
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		uint8_t port = b->port_list[i];
+
+		b->cand[i].port = port;
+		b->cand[i].paths = b->paths[port];
+		b->cand[i].offset_paths = b->offset_paths[port];
+		b->cand[i].reuse = lid_offset ?
+		    count_reuse(b, dest_idx, lid_offset, b->cand_remote[i]) : 0;
 	}
 	return n;
 }
