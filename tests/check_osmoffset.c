@@ -157,58 +157,61 @@ END_TEST
 
 /*
  * The seed e-mail's example: LMC 2, ports A..D with LIDs 1-4, 5-8, 9-12,
- * 13-16, routed port by port through 4 equal switch ports.  Offsetting
- * must give exactly the table the e-mail asks for:
+ * 13-16, through 4 equal switch ports (4 parallel links to one switch: all
+ * candidates share one remote node).  Offsetting must give exactly the
+ * table the e-mail asks for:
  *	switch port 1: 1, 8, 11, 14
  *	switch port 2: 2, 5, 12, 15
  *	switch port 3: 3, 6, 9,  16
  *	switch port 4: 4, 7, 10, 13
- * (4 parallel links to one switch: all candidates share one remote node.)
  */
-START_TEST(seed_example_port_by_port)
-{
-	static const uint8_t want[4][4] = {
-		{ 1, 2, 3, 4 },	/* LIDs 1..4 */
-		{ 2, 3, 4, 1 },	/* LIDs 5..8 */
-		{ 3, 4, 1, 2 },	/* LIDs 9..12 */
-		{ 4, 1, 2, 3 },	/* LIDs 13..16 */
-	};
-	struct model m;
-	unsigned d, o, p;
+static const uint8_t seed_table[4][4] = {
+	{ 1, 2, 3, 4 },		/* LIDs 1..4 */
+	{ 2, 3, 4, 1 },		/* LIDs 5..8 */
+	{ 3, 4, 1, 2 },		/* LIDs 9..12 */
+	{ 4, 1, 2, 3 },		/* LIDs 13..16 */
+};
 
-	model_init(&m, 4);
+static void seed_model(struct model *m)
+{
+	unsigned p;
+
+	model_init(m, 4);
 	for (p = 1; p <= 4; p++)
-		m.remote[p] = 100;
-	model_route_port_by_port(&m, 4, 4);
+		m->remote[p] = 100;
+}
+
+static void assert_seed_table(const struct model *m)
+{
+	unsigned d, o;
+
 	for (d = 0; d < 4; d++)
 		for (o = 0; o < 4; o++)
-			ck_assert_msg(m.lft[d][o] == want[d][o],
+			ck_assert_msg(m->lft[d][o] == seed_table[d][o],
 				      "LID %u: port %u, want %u",
-				      d * 4 + o + 1, m.lft[d][o], want[d][o]);
+				      d * 4 + o + 1, m->lft[d][o],
+				      seed_table[d][o]);
+}
+
+/* In the e-mail's order: all LIDs of one port, then the next port. */
+START_TEST(seed_example_port_by_port)
+{
+	struct model m;
+
+	seed_model(&m);
+	model_route_port_by_port(&m, 4, 4);
+	assert_seed_table(&m);
 }
 END_TEST
 
-/* Base LIDs first (OpenSM >= 3.3.23): base LIDs on distinct ports too. */
+/* In OpenSM 3.3.23's order, all base LIDs first: the same table. */
 START_TEST(seed_example_base_first)
 {
-	static const uint8_t want[4][4] = {
-		{ 1, 2, 3, 4 },
-		{ 2, 3, 4, 1 },
-		{ 3, 4, 1, 2 },
-		{ 4, 1, 2, 3 },
-	};
 	struct model m;
-	unsigned d, o, p;
 
-	model_init(&m, 4);
-	for (p = 1; p <= 4; p++)
-		m.remote[p] = 100;
+	seed_model(&m);
 	model_route_base_first(&m, 4, 4);
-	for (d = 0; d < 4; d++)
-		for (o = 0; o < 4; o++)
-			ck_assert_msg(m.lft[d][o] == want[d][o],
-				      "dest %u offset %u: port %u, want %u",
-				      d, o, m.lft[d][o], want[d][o]);
+	assert_seed_table(&m);
 }
 END_TEST
 
