@@ -75,7 +75,8 @@ class Daemon:
             ["opensm", "-F", conf, "-D", "0x43", "-f",
              os.path.join(out, "osm.log"), "-R", "updn", "-l", "1",
              "-a", updn_roots(NET, out), "--dump_files_dir", out],
-            env=osm_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            env=osm_env, cwd=out, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
         self.dump = os.path.join(out, "opensm-lfts.dump")
         wait_for(lambda: "SUBNET UP" in self.log()
                  or "Entering MASTER state" in self.log(), 30,
@@ -93,6 +94,7 @@ class Daemon:
     def saquery(self, *args):
         res = subprocess.run(["saquery", *args],
                              env=dict(self.env, LD_PRELOAD=UMAD2SIM),
+                             cwd=self.out,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, timeout=30)
         assert res.returncode == 0, res.stderr
