@@ -98,8 +98,9 @@ struct oo_tree {
 	struct oo_sw_index *index;	/* sorted by switch pointer */
 	unsigned num_sw;
 	unsigned num_levels;
-	unsigned level_trunks[OO_MAX_LEVELS];
-	unsigned level_slots[OO_MAX_LEVELS];
+	unsigned level_trunks[OO_MAX_LEVELS];	/* most parallel links */
+	unsigned level_parents[OO_MAX_LEVELS];	/* most nominal parents */
+	unsigned level_slots[OO_MAX_LEVELS];	/* parents x trunks */
 	uint64_t divisor[OO_MAX_LEVELS];
 };
 
@@ -507,10 +508,19 @@ static unsigned nominal_parents(struct oo_tree *t, struct oo_swinfo *si,
 	return sort_unique(out, n);
 }
 
-/* Number the up links of a switch: parent's nominal position, then trunk. */
-static int assign_slots(struct oo_tree *t, struct oo_swinfo *si)
+/*
+ * Number the up links of a switch: slot = lane * P + position of the
+ * parent among the nominal parents, P being the most nominal parents of
+ * any switch of the level and lane the rank of the link among the parallel
+ * links to that parent.  Consecutive slots so lead to different parents:
+ * the LID offsets of one destination take different switches.  A first
+ * pass (numbering == 0) only measures P.
+ */
+static int assign_slots(struct oo_tree *t, struct oo_swinfo *si,
+			int numbering)
 {
-	unsigned cap = 2 * t->num_sw + 64, *nominal, n, port, other, trunks;
+	unsigned cap = 2 * t->num_sw + 64, *nominal, n, port, other;
+	unsigned parents;
 
 	if (si->level == OO_NO_LEVEL || !si->num_parents)
 		return 0;
@@ -518,7 +528,13 @@ static int assign_slots(struct oo_tree *t, struct oo_swinfo *si)
 	if (!nominal)
 		return -1;
 	n = nominal_parents(t, si, nominal, cap);
-	trunks = t->level_trunks[si->level];
+	if (!numbering) {
+		if (n > t->level_parents[si->level])
+			t->level_parents[si->level] = n;
+		free(nominal);
+		return 0;
+	}
+	parents = t->level_parents[si->level];
 	for (port = 1; port < si->sw->num_ports; port++) {
 		unsigned pos, lane = 0;
 
@@ -529,10 +545,10 @@ static int assign_slots(struct oo_tree *t, struct oo_swinfo *si)
 		for (other = 1; other < port; other++)
 			if (si->remote[other] == si->remote[port])
 				lane++;
-		if (pos < n && lane < trunks)
-			si->slot[port] = (int16_t)(pos * trunks + lane);
+		if (pos < n && lane < t->level_trunks[si->level])
+			si->slot[port] = (int16_t)(lane * parents + pos);
 	}
-	si->num_slots = n * trunks;
+	si->num_slots = parents * t->level_trunks[si->level];
 	if (si->num_slots > t->level_slots[si->level])
 		t->level_slots[si->level] = si->num_slots;
 	free(nominal);
@@ -575,7 +591,10 @@ static int build_tree(struct oo_build *b)
 		return -1;
 	measure_trunks(t);
 	for (i = 0; i < t->num_sw; i++)
-		if (assign_slots(t, &t->info[i]))
+		if (assign_slots(t, &t->info[i], 0))
+			return -1;
+	for (i = 0; i < t->num_sw; i++)
+		if (assign_slots(t, &t->info[i], 1))
 			return -1;
 	oo_level_divisors(t->level_slots, t->num_levels, t->divisor);
 	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: %u switches in %u "
@@ -727,19 +746,36 @@ static int down_before(const struct oo_build *b, const struct oo_swinfo *si,
 	return b->cand[x].port < b->cand[y].port;
 }
 
+/*
+ * Parallel links down to one child: take the lane of the up slot the
+ * destination takes at the child's level, so that flows that came up over
+ * distinct links of a trunk go down over distinct links too.  Down to
+ * several children: the digit of this level picks among them.
+ */
 static int pick_down_link(const struct oo_build *b,
 			  const struct oo_swinfo *si, unsigned rank,
 			  unsigned lid_offset, unsigned n)
 {
+	const struct oo_tree *t = &b->tree;
 	unsigned order[IB_NODE_NUM_PORTS_MAX], i, j, k;
-	uint64_t divisor = si->level ? b->tree.divisor[si->level - 1] : 1;
+	uint64_t divisor = si->level ? t->divisor[si->level - 1] : 1;
+	int one_child = 1;
 
 	for (i = 0; i < n; i++) {
 		for (j = i; j > 0 && down_before(b, si, i, order[j - 1]); j--)
 			order[j] = order[j - 1];
 		order[j] = i;
+		if (si->remote[b->cand[i].port] != si->remote[b->cand[0].port])
+			one_child = 0;
 	}
-	k = oo_coordinated_slot(rank, divisor, lid_offset, n);
+	if (one_child && si->level && t->level_parents[si->level - 1]) {
+		unsigned below = si->level - 1;
+		unsigned slot = oo_coordinated_slot(rank, divisor, lid_offset,
+						    t->level_slots[below]);
+
+		k = slot / t->level_parents[below] % n;
+	} else
+		k = oo_coordinated_slot(rank, divisor, lid_offset, n);
 	return (int)order[k];
 }
 
