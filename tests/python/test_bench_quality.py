@@ -1,0 +1,165 @@
+"""scripts/bench-quality: command-line errors and one small --quick run on
+ft2-8x4 (three configurations x LMC 0..2, both rank orders)."""
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, REPO, requires_plugin
+
+BENCH = os.path.join(REPO, "scripts", "bench-quality")
+
+
+def bench(args, **kw):
+    return subprocess.run([PYTHON, BENCH] + args, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=120, **kw)
+
+
+def test_help_names_options_fabrics_and_configs():
+    p = bench(["--help"])
+    assert p.returncode == 0
+    for word in ("--out", "--jobs", "--quick", "--fabrics", "--configs",
+                 "--lmc", "--force", "--doc", "--json", "ft2-648",
+                 "ft2-648-degraded", "kary-6-3", "ft2-trunk4-128",
+                 "ft2-oversub-576", "ours-updn", "ours-minhop", "plain-updn",
+                 "updn-portshift", "updn-scatter", "ftree", "dfsssp",
+                 "updn-rootsnone", "Exit status"):
+        assert word in p.stdout, word
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fabrics", "nope"], "bench-quality: --fabrics: unknown fabric 'nope'"),
+    (["--quick", "--fabrics", "ft2-648"],
+     "bench-quality: --fabrics: ft2-648 is a big fabric; --quick takes "
+     "curated ones only"),
+    (["--configs", "updn,bogus"],
+     "bench-quality: --configs: unknown configuration 'bogus'"),
+    (["--lmc", "0,x"],
+     "bench-quality: --lmc: not a comma-separated list of numbers: '0,x'"),
+    (["--lmc", "5"], "bench-quality: --lmc: values must be 0..3"),
+    (["--jobs", "0"], "bench-quality: --jobs must be >= 1"),
+])
+def test_bad_usage_is_one_line_exit_2(tmp_path, args, message):
+    p = bench(args + ["--out", str(tmp_path / "o")])
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(message), lines[0]
+    assert "Traceback" not in p.stderr
+
+
+def load_bench_module():
+    loader = importlib.machinery.SourceFileLoader("bench_quality", BENCH)
+    spec = importlib.util.spec_from_loader("bench_quality", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_single_path_bound_of_the_degraded_2level_fabric():
+    """ft2-8x4-degraded: leaf-003/004/006 keep 3 uplinks for 4 hosts.  In
+    topology order rounds 1-3 and 29-31 need at most 3 uplinks per leaf
+    (efficiency 1); in the other 25 rounds such a leaf sends 4 flows, so
+    one uplink carries 2 single-path flows (1/2), or 3 half flows with
+    two LIDs per flow (2/3)."""
+    bq = load_bench_module()
+    topo = bq.fabric.load_topology(os.path.join(
+        REPO, "sim-topologies", "ft2-8x4-degraded.net"))
+    leaf_of, uplinks, order = bq.leaf_layout(topo)
+    assert order == ["h%04d" % i for i in range(32)]
+    names = {topo.nodes[g].desc: u for g, u in uplinks.items()}
+    assert [names["leaf-%03d" % i] for i in range(8)] == \
+        [4, 4, 4, 3, 3, 4, 3, 4]
+    assert bq.path_bound(order, leaf_of, uplinks, 1) == \
+        pytest.approx((6 + 25 * 0.5) / 31, abs=1e-12)
+    assert bq.path_bound(order, leaf_of, uplinks, 2) == \
+        pytest.approx((6 + 25 * 2 / 3) / 31, abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bq")
+    args = ["--quick", "--fabrics", "ft2-8x4",
+            "--configs", "updn,ours-updn,ours-minhop", "--out", str(out),
+            "--json", "--quiet"]
+    p = bench(args)
+    return out, args, p
+
+
+@requires_plugin
+def test_quick_run_structure(quick_run):
+    out, _, p = quick_run
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+    doc = json.loads(p.stdout)
+    assert sorted(doc) == ["cells", "fabrics", "goals", "meta"]
+    assert doc["meta"]["fabrics"] == ["ft2-8x4"]
+    assert doc["meta"]["configs"] == ["updn", "ours-updn", "ours-minhop"]
+    assert doc["meta"]["lmcs"] == [0, 1, 2]
+    assert doc["meta"]["cells"] == 9 and doc["meta"]["routed"] == 9
+    fab = doc["fabrics"]["ft2-8x4"]
+    assert (fab["hosts"], fab["switches"], fab["klass"]) == (32, 12, "full")
+    assert fab["net"] == os.path.join(REPO, "sim-topologies", "ft2-8x4.net")
+    with open(fab["hostfile"]) as f:
+        hosts = f.read().split()
+    assert sorted(hosts) == ["h%04d" % i for i in range(32)]
+    assert hosts != sorted(hosts)           # shuffled
+    assert fab["path_bound"] == {o: {str(l): 1.0 for l in range(4)}
+                                 for o in ("topo", "random")}
+    cells = {(c["config"], c["lmc"]): c for c in doc["cells"]}
+    assert sorted(cells) == sorted((c, l) for c in
+                                   ("updn", "ours-updn", "ours-minhop")
+                                   for l in (0, 1, 2))
+    for (cfg, lmc), c in cells.items():
+        assert c["status"] == "ok" and c["note"] == "", (cfg, lmc, c)
+        assert c["fallback"] is False
+        assert c["engine_used"] == ("minhop" if cfg == "ours-minhop"
+                                    else "updn")
+        assert sorted(c["orders"]) == ["random", "topo"]
+        for order, o in c["orders"].items():
+            assert o["valid"] is True and o["credit_loop"] is False
+            assert (o["spread"] is None) == (lmc == 0)
+            assert o["bound"] == 1.0
+        assert c["orders"]["topo"]["rank_order"] == "topology order"
+        assert c["orders"]["random"]["rank_order"] == \
+            "hostfile " + fab["hostfile"]
+        assert os.path.isfile(os.path.join(out, "runs", "ft2-8x4", cfg,
+                                           "lmc%d" % lmc, "cell.json"))
+    # the 'ours' rows are never below stock updn, in every figure
+    for lmc in (0, 1, 2):
+        for order in ("topo", "random"):
+            s = cells[("updn", lmc)]["orders"][order]
+            for ours in ("ours-updn", "ours-minhop"):
+                o = cells[(ours, lmc)]["orders"][order]
+                assert o["base"] >= s["base"] - 1e-9, (ours, lmc, order)
+                if lmc:
+                    assert o["spread"] >= s["spread"] - 1e-9
+                if order == "topo":
+                    assert o["base"] >= 0.95
+    goals = [(g["config"], g["goal"], g["pass"]) for g in doc["goals"]]
+    assert goals == [(c, g, True) for c in ("ours-updn", "ours-minhop")
+                     for g in ("target", "vs-updn", "sound")]
+    with open(os.path.join(out, "results.json")) as f:
+        assert json.load(f)["goals"] == doc["goals"]
+
+
+@requires_plugin
+def test_rerun_uses_the_cache_and_prints_the_table(quick_run):
+    out, args, _ = quick_run
+    text_args = [a for a in args if a != "--json"]
+    p = bench(text_args)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "== topology rank order =="
+    assert lines[1].split() == ["fabric", "config", "L0", "base", "L1",
+                                "base", "L1", "spread", "L2", "base", "L2",
+                                "spread", "bound", "bound1", "notes"]
+    rows = [l.split() for l in lines if l.startswith("ft2-8x4 ")]
+    assert [r[1] for r in rows] == ["updn", "ours-updn", "ours-minhop"] * 2
+    assert "== random rank order ==" in lines
+    assert lines[-1].startswith("6 of 6 goals PASS; 9 cells (0 routed) in ")
