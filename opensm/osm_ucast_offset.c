@@ -954,9 +954,10 @@ static int wrap_ucast_build_fwd_tables(void *context)
 		if (!build_offset_lfts(plugin))
 			return 0;
 		OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F04: "
-			"port offsetting could not build the LFTs (out of "
-			"memory?); routing engine '%s' builds them the stock "
-			"way\n", w->orig.name);
+			"port offsetting could not build the LFTs (no memory, "
+			"a switch without tables or a tree deeper than %d "
+			"levels); routing engine '%s' builds them the stock "
+			"way\n", OO_MAX_LEVELS, w->orig.name);
 	}
 	if (w->orig.ucast_build_fwd_tables)
 		return w->orig.ucast_build_fwd_tables(w->orig.context);
@@ -1060,26 +1061,40 @@ static int wrap_engine(struct oo_plugin *plugin, osm_routing_engine_t *re)
  * so the engines are wrapped at the first heavy sweep, which always comes
  * before the first routing and runs in the same (state manager) thread.
  */
+static void wrap_one_engine(struct oo_plugin *plugin,
+			    osm_routing_engine_t *re, const char *what)
+{
+	osm_log_t *log = &plugin->osm->log;
+
+	if (!engine_takes_offsetting(re) || engine_is_wrapped(re))
+		return;
+	if (wrap_engine(plugin, re)) {
+		OSM_LOG(log, OSM_LOG_ERROR, "ERR 9F02: "
+			"cannot allocate memory to wrap %s '%s'; it routes "
+			"the stock way\n", what, re->name);
+		return;
+	}
+	plugin->engines_wrapped++;
+	OSM_LOG(log, OSM_LOG_INFO, "osmoffset: port offsetting (%s) "
+		"enabled for %s '%s'\n", oo_rule_name(plugin->opts.rule),
+		what, re->name);
+}
+
+/*
+ * The engines OpenSM was asked for, and, when one of them takes port
+ * offsetting, also the minhop engine OpenSM falls back to when they all
+ * fail (osm->default_routing_engine, not always in the list).
+ */
 static void wrap_configured_engines(struct oo_plugin *plugin)
 {
 	osm_routing_engine_t *re;
 	osm_log_t *log = &plugin->osm->log;
 
-	for (re = plugin->osm->routing_engine_list; re; re = re->next) {
-		if (!engine_takes_offsetting(re) || engine_is_wrapped(re))
-			continue;
-		if (wrap_engine(plugin, re)) {
-			OSM_LOG(log, OSM_LOG_ERROR, "ERR 9F02: "
-				"cannot allocate memory to wrap routing "
-				"engine '%s'; it routes the stock way\n",
-				re->name);
-			continue;
-		}
-		plugin->engines_wrapped++;
-		OSM_LOG(log, OSM_LOG_INFO, "osmoffset: port offsetting (%s) "
-			"enabled for routing engine '%s'\n",
-			oo_rule_name(plugin->opts.rule), re->name);
-	}
+	for (re = plugin->osm->routing_engine_list; re; re = re->next)
+		wrap_one_engine(plugin, re, "routing engine");
+	if (plugin->engines_wrapped && plugin->osm->default_routing_engine)
+		wrap_one_engine(plugin, plugin->osm->default_routing_engine,
+				"fallback routing engine");
 	if (!plugin->engines_wrapped)
 		OSM_LOG(log, OSM_LOG_INFO, "osmoffset: no updn or minhop "
 			"routing engine configured; port offsetting has "
