@@ -234,6 +234,19 @@ def _leaf_of(topo, ca):
     return remote
 
 
+def _cas_by_leaf(topo):
+    """{leaf switch GUID: [(CA, leaf port)]} for the CAs with a LID that
+    hang off a switch."""
+    by_leaf = {}
+    for ca in topo.cas():
+        if not ca.lid:
+            continue
+        leaf = _leaf_of(topo, ca)
+        if leaf is not None:
+            by_leaf.setdefault(leaf[0], []).append((ca, leaf[1]))
+    return by_leaf
+
+
 def candidate_groups(topo):
     """Per switch, the CA destinations grouped by their set of minimum-hop
     egress ports.
@@ -246,13 +259,7 @@ def candidate_groups(topo):
     LID or without a link to a switch are left out.
     """
     graph = _switch_graph(topo)
-    by_leaf = {}
-    for ca in topo.cas():
-        if not ca.lid:
-            continue
-        leaf = _leaf_of(topo, ca)
-        if leaf is not None:
-            by_leaf.setdefault(leaf[0], []).append((ca, leaf[1]))
+    by_leaf = _cas_by_leaf(topo)
     groups = {g: {} for g in graph}
     for leaf, cas in by_leaf.items():
         dist = _hops_to(graph, leaf)
@@ -322,13 +329,7 @@ def candidate_groups_from_lid_matrix(topo, matrix):
     toward the destination's leaf switch in OpenSM's LID matrix (see
     load_lid_matrix).  For updn on a degraded fabric these differ from a
     plain breadth-first search."""
-    by_leaf = {}
-    for ca in topo.cas():
-        if not ca.lid:
-            continue
-        leaf = _leaf_of(topo, ca)
-        if leaf is not None:
-            by_leaf.setdefault(leaf[0], []).append((ca, leaf[1]))
+    by_leaf = _cas_by_leaf(topo)
     groups = {}
     for g in (n.guid for n in topo.switches()):
         gr = groups.setdefault(g, {})
