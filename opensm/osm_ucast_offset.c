@@ -79,7 +79,6 @@ struct oo_swinfo {
 	osm_switch_t *sw;
 	unsigned level;		/* hops to the nearest switch with CAs */
 	unsigned rank;		/* position among the switches of its level */
-	unsigned num_slots;	/* up slots it offers (nominal) */
 	unsigned *parents;	/* sorted ranks of the switches above it */
 	unsigned num_parents;
 	/* per port: index + 1 of the switch behind it (0: none) and the
@@ -110,7 +109,6 @@ struct oo_build {
 	enum oo_rule rule;
 	struct oo_dest *dests;
 	unsigned num_dests;
-	unsigned num_ca_dests;	/* CAs come first: their rank = index */
 	unsigned lids_per_port;
 	struct oo_tree tree;
 	/* per switch: the remote node each LID of each destination took */
@@ -239,8 +237,6 @@ static int collect_dests(struct oo_build *b)
 	b->num_dests = n;
 	assign_leaf_keys(b->dests, n);
 	qsort(b->dests, n, sizeof(*b->dests), cmp_routing_order);
-	while (b->num_ca_dests < n && !b->dests[b->num_ca_dests].is_switch)
-		b->num_ca_dests++;
 	return 0;
 }
 
@@ -548,9 +544,6 @@ static int assign_slots(struct oo_tree *t, struct oo_swinfo *si,
 		if (pos < n && lane < t->level_trunks[si->level])
 			si->slot[port] = (int16_t)(lane * parents + pos);
 	}
-	si->num_slots = parents * t->level_trunks[si->level];
-	if (si->num_slots > t->level_slots[si->level])
-		t->level_slots[si->level] = si->num_slots;
 	free(nominal);
 	return 0;
 }
@@ -596,6 +589,8 @@ static int build_tree(struct oo_build *b)
 	for (i = 0; i < t->num_sw; i++)
 		if (assign_slots(t, &t->info[i], 1))
 			return -1;
+	for (i = 0; i < t->num_levels; i++)
+		t->level_slots[i] = t->level_parents[i] * t->level_trunks[i];
 	oo_level_divisors(t->level_slots, t->num_levels, t->divisor);
 	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: %u switches in %u "
 		"levels; up slots per level: %u %u %u %u\n", t->num_sw,
@@ -828,6 +823,7 @@ static uint8_t route_one_lid(struct oo_build *b, const struct oo_swinfo *si,
 	if (!n)
 		return OSM_NO_PATH;
 
+	/* CAs come first in routing order: a CA's index is its rank */
 	if (b->rule == OO_RULE_COORDINATED && !d->is_switch)
 		pick = coordinated_pick(b, si, dest_idx, lid_offset, n);
 	if (pick < 0)
