@@ -30,8 +30,15 @@ enum oo_rule {
 /* The rule that "port_offsetting=on" selects. */
 #define OO_RULE_DEFAULT OO_RULE_COORDINATED
 
+/* Who builds the updn engine's hop tables while port offsetting is on. */
+enum oo_hop_tables {
+	OO_HOPS_FAST = 0,	/* osmoffset, same tables, much faster */
+	OO_HOPS_STOCK,		/* OpenSM's own updn stage */
+};
+
 struct oo_options {
 	enum oo_rule rule;
+	enum oo_hop_tables hop_tables;
 };
 
 /*
@@ -43,6 +50,8 @@ struct oo_options {
  * Recognised keys:
  *	port_offsetting = off | on | coordinated | plain
  *			  (also no/yes, false/true, 0/1; on = coordinated)
+ *	hop_tables	= fast | stock  (default fast; only matters while
+ *			  port offsetting is on)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -52,6 +61,7 @@ int oo_options_parse(const char *text, struct oo_options *opts,
 		     char *err, size_t err_len);
 
 const char *oo_rule_name(enum oo_rule rule);
+const char *oo_hop_tables_name(enum oo_hop_tables h);
 
 /* One equal-cost egress port of a switch toward one destination. */
 struct oo_candidate {
@@ -107,6 +117,85 @@ unsigned oo_coordinated_slot(uint32_t rank, uint64_t divisor,
  */
 void oo_level_divisors(const unsigned *up_slots, unsigned levels,
 		       uint64_t *divisor);
+
+/*
+ * Up/down hop tables, as OpenSM's updn engine computes them (see
+ * osm_offset_updn.c), on a compact graph of the switches.
+ */
+#define OO_UPDN_NO_RANK 0xffffffffU
+#define OO_HOPS_NONE 0xff
+
+#define OO_LINK_RANKS 0x1	/* the ranking search crosses this link */
+#define OO_LINK_ROUTES 0x2	/* the hop searches cross this link */
+#define OO_LINK_DIRECT 0x4	/* a link to another switch, for min hop */
+#define OO_LINK_HEALTHY 0x8	/* min hop propagates over this link */
+
+struct oo_updn_link {
+	uint32_t to;		/* index of the switch at the other end */
+	uint8_t port;		/* port of this switch */
+	uint8_t rport;		/* port of the other switch */
+	uint8_t flags;		/* OO_LINK_* */
+	uint8_t down;		/* set by oo_updn_directions() */
+};
+
+struct oo_updn_graph {
+	unsigned num_sw;
+	unsigned stride;	/* entries per switch row in a hop matrix:
+				   more than any port number */
+	const unsigned *first;	/* links of switch s are link[first[s]] up
+				   to link[first[s + 1]], by port number */
+	struct oo_updn_link *link;
+	unsigned *rank;		/* in: 0 for roots, OO_UPDN_NO_RANK for
+				   the others; out: hops from the roots */
+	const uint64_t *id;	/* breaks ties between equal ranks */
+};
+
+/* Scratch for oo_updn_hops(). */
+struct oo_updn_work {
+	uint8_t *hops;		/* num_sw * stride */
+	uint8_t *queued;	/* num_sw */
+	uint8_t *down;		/* num_sw */
+	unsigned *queue;	/* num_sw + 1 */
+};
+
+/*
+ * Rank every switch by its distance from the nearest root, breadth-first
+ * from the roots in index order.  queue needs num_sw entries.  Returns the
+ * highest rank given.
+ */
+unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue);
+
+/* Mark which steps go down, once the ranks are known. */
+void oo_updn_directions(struct oo_updn_graph *g);
+
+/*
+ * The hop counts of every switch toward switch dest, by port, over up/down
+ * paths only (w->hops row s, entry 0 = least count, OO_HOPS_NONE = no
+ * path).
+ */
+void oo_updn_hops(const struct oo_updn_graph *g, unsigned dest,
+		  struct oo_updn_work *w);
+
+/*
+ * Min-hop distances of every switch to switch target, as OpenSM's minhop
+ * stage computes them with unit hop weights (which updn uses to find root
+ * switches): the last link of a path may be any link to target, the
+ * others must be healthy.  dist gets num_sw entries (OO_HOPS_NONE = no
+ * path), queue num_sw.  Needs links that are the same seen from both
+ * ends.
+ */
+void oo_minhop_distances(const struct oo_updn_graph *g, unsigned target,
+			 uint8_t *dist, unsigned *queue);
+
+/*
+ * The min-hop hop counts of every switch toward switch target, by port,
+ * as OpenSM's minhop stage leaves them with unit hop weights, from the
+ * distances oo_minhop_distances() gave: 1 over any link straight to
+ * target, else 1 + the distance of the switch behind a healthy link.
+ * Fills hops (num_sw * stride, entry 0 of a row = least count).
+ */
+void oo_minhop_rows(const struct oo_updn_graph *g, unsigned target,
+		    const uint8_t *dist, uint8_t *hops);
 
 /*
  * Compare two node descriptions the way people sort host names: runs of

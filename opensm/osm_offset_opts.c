@@ -47,6 +47,22 @@ const char *oo_rule_name(enum oo_rule rule)
 	return "unknown";
 }
 
+const char *oo_hop_tables_name(enum oo_hop_tables h)
+{
+	return h == OO_HOPS_STOCK ? "stock" : "fast";
+}
+
+static int parse_hop_tables(const char *value, enum oo_hop_tables *h)
+{
+	if (!strcasecmp(value, "fast"))
+		*h = OO_HOPS_FAST;
+	else if (!strcasecmp(value, "stock"))
+		*h = OO_HOPS_STOCK;
+	else
+		return -1;
+	return 0;
+}
+
 static int is_separator(char c)
 {
 	return c == ',' || isspace((unsigned char)c);
@@ -80,12 +96,59 @@ static const char *own_key(const char *key)
 	return key;
 }
 
+#define SEEN_RULE 0x1
+#define SEEN_HOPS 0x2
+
+static int parse_port_offsetting(const char *value, struct oo_options *opts,
+				 int *seen, char *err, size_t err_len)
+{
+	enum oo_rule rule;
+
+	if (parse_rule(value, &rule)) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "port_offsetting value '%s' is not one of "
+			 "off, on, coordinated, plain", value);
+		return -1;
+	}
+	if ((*seen & SEEN_RULE) && rule != opts->rule) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "port_offsetting is given twice, as %s and as %s",
+			 oo_rule_name(opts->rule), oo_rule_name(rule));
+		return -1;
+	}
+	*seen |= SEEN_RULE;
+	opts->rule = rule;
+	return 0;
+}
+
+static int parse_hop_tables_key(const char *value, struct oo_options *opts,
+				int *seen, char *err, size_t err_len)
+{
+	enum oo_hop_tables h;
+
+	if (parse_hop_tables(value, &h)) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "hop_tables value '%s' is not one of fast, stock",
+			 value);
+		return -1;
+	}
+	if ((*seen & SEEN_HOPS) && h != opts->hop_tables) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "hop_tables is given twice, as %s and as %s",
+			 oo_hop_tables_name(opts->hop_tables),
+			 oo_hop_tables_name(h));
+		return -1;
+	}
+	*seen |= SEEN_HOPS;
+	opts->hop_tables = h;
+	return 0;
+}
+
 static int parse_token(char *token, struct oo_options *opts, int *seen,
 		       char *err, size_t err_len)
 {
 	char *eq = strchr(token, '=');
 	const char *key, *value;
-	enum oo_rule rule;
 
 	if (!eq || eq == token || !eq[1]) {
 		snprintf(err, err_len, "event_plugin_options: token '%s' "
@@ -98,26 +161,19 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (!key)
 		return 0;
 
-	if (strcasecmp(key, "port_offsetting")) {
-		snprintf(err, err_len, "event_plugin_options: unknown key "
-			 "'%s' (known: port_offsetting)", token);
-		return -1;
-	}
-	if (parse_rule(value, &rule)) {
-		snprintf(err, err_len, "event_plugin_options: "
-			 "port_offsetting value '%s' is not one of "
-			 "off, on, coordinated, plain", value);
-		return -1;
-	}
-	if (*seen && rule != opts->rule) {
-		snprintf(err, err_len, "event_plugin_options: "
-			 "port_offsetting is given twice, as %s and as %s",
-			 oo_rule_name(opts->rule), oo_rule_name(rule));
-		return -1;
-	}
-	*seen = 1;
-	opts->rule = rule;
-	return 0;
+	if (!strcasecmp(key, "port_offsetting"))
+		return parse_port_offsetting(value, opts, seen, err, err_len);
+	if (!strcasecmp(key, "hop_tables"))
+		return parse_hop_tables_key(value, opts, seen, err, err_len);
+	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
+		 "(known: port_offsetting, hop_tables)", token);
+	return -1;
+}
+
+static void set_defaults(struct oo_options *opts)
+{
+	opts->rule = OO_RULE_OFF;
+	opts->hop_tables = OO_HOPS_FAST;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,
@@ -128,7 +184,7 @@ int oo_options_parse(const char *text, struct oo_options *opts,
 	int seen = 0;
 	size_t len;
 
-	opts->rule = OO_RULE_OFF;
+	set_defaults(opts);
 	if (err_len)
 		err[0] = '\0';
 	if (!text)
@@ -145,14 +201,14 @@ int oo_options_parse(const char *text, struct oo_options *opts,
 			snprintf(err, err_len, "event_plugin_options: token "
 				 "starting '%.20s' is longer than %d characters",
 				 p, OO_TOKEN_MAX - 1);
-			opts->rule = OO_RULE_OFF;
+			set_defaults(opts);
 			return -1;
 		}
 		memcpy(token, p, len);
 		token[len] = '\0';
 		p += len;
 		if (parse_token(token, opts, &seen, err, err_len)) {
-			opts->rule = OO_RULE_OFF;
+			set_defaults(opts);
 			return -1;
 		}
 	}

@@ -40,6 +40,7 @@
 #include <opensm/osm_log.h>
 
 #include "osmoffset.h"
+#include "osmoffset_glue.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -67,9 +68,14 @@ struct oo_dest {
 	uint16_t min_lid;
 	uint16_t max_lid;
 	uint16_t target_lid;	/* base LID of leaf, for the hop tables */
+	unsigned target_idx;	/* index of leaf in the tree */
 	uint8_t leaf_port;	/* 0 for a switch's own port 0 */
 	uint8_t is_switch;
+	uint8_t counted;	/* adds to the switches' path counts */
 };
+
+/* arrays indexed by port number (0..IB_NODE_NUM_PORTS_MAX) */
+#define OO_PORTS (IB_NODE_NUM_PORTS_MAX + 1)
 
 #define OO_NO_LEVEL 0xffffU
 #define OO_MAX_LEVELS 64
@@ -83,8 +89,8 @@ struct oo_swinfo {
 	unsigned num_parents;
 	/* per port: index + 1 of the switch behind it (0: none) and the
 	   up slot the port fills (-1: not an up port) */
-	uint16_t remote[IB_NODE_NUM_PORTS_MAX + 1];
-	int16_t slot[IB_NODE_NUM_PORTS_MAX + 1];
+	uint16_t remote[OO_PORTS];
+	int16_t slot[OO_PORTS];
 };
 
 struct oo_sw_index {
@@ -101,6 +107,41 @@ struct oo_tree {
 	unsigned level_parents[OO_MAX_LEVELS];	/* most nominal parents */
 	unsigned level_slots[OO_MAX_LEVELS];	/* parents x trunks */
 	uint64_t divisor[OO_MAX_LEVELS];
+	/* scratch for nominal_parents() */
+	unsigned *nominal;
+	unsigned *seen_parent;
+	unsigned *seen_child;
+	unsigned stamp;
+};
+
+#define OO_NO_CAND 0xff
+
+enum oo_plan_kind {
+	OO_PLAN_PLAIN = 0,	/* the plain rule picks */
+	OO_PLAN_UP,		/* all candidates one level up */
+	OO_PLAN_DOWN,		/* all candidates one level down */
+};
+
+/*
+ * How one switch routes toward one target switch (see make_plan()).  The
+ * arrays live in one block shared by all plans, plan_stride entries each.
+ */
+struct oo_plan {
+	unsigned stamp;		/* index + 1 of the switch it is for */
+	uint8_t kind;
+	uint8_t n;		/* equal-cost candidates */
+	uint8_t live;		/* up: slots with a candidate */
+	uint8_t one_child;	/* down: all candidates lead to one switch */
+	uint8_t *port;		/* candidates, by port number */
+	uint8_t *order;		/* down: candidates by child rank */
+	uint8_t *by_slot;	/* up: candidate filling each slot */
+	uint8_t *live_slot;	/* up: candidates of live slots, in order */
+};
+
+/* Consecutive destinations (in routing order) behind one switch. */
+struct oo_group {
+	unsigned start;
+	unsigned end;
 };
 
 struct oo_build {
@@ -109,20 +150,27 @@ struct oo_build {
 	enum oo_rule rule;
 	struct oo_dest *dests;
 	unsigned num_dests;
+	struct oo_group *groups;
+	unsigned num_groups;
 	unsigned lids_per_port;
 	struct oo_tree tree;
-	/* per switch: the remote node each LID of each destination took */
-	const osm_node_t **used_remote;
-	uint32_t paths[IB_NODE_NUM_PORTS_MAX];
-	uint32_t offset_paths[IB_NODE_NUM_PORTS_MAX];
+	/* per level: (rank / divisor) mod slots of every destination, and
+	   lid_offset mod slots of every LID offset */
+	uint16_t *slot_base[OO_MAX_LEVELS];
+	uint16_t *slot_shift[OO_MAX_LEVELS];
+	/* per target switch: the plan of the switch being built */
+	struct oo_plan *plans;
+	uint8_t *plan_data;
+	/* per destination and LID offset: the switch (index + 1) the LID
+	   left toward, on the switch being built */
+	uint16_t *used_remote;
+	uint32_t paths[OO_PORTS];
+	uint32_t offset_paths[OO_PORTS];
 	unsigned detours;	/* up detours taken for this LID offset */
-	struct oo_candidate cand[IB_NODE_NUM_PORTS_MAX];
-	/* equal-cost ports toward the last target, and their remote nodes */
-	const osm_switch_t *ports_sw;
-	uint16_t ports_target;
-	unsigned num_ports;
-	uint8_t port_list[IB_NODE_NUM_PORTS_MAX];
-	const osm_node_t *cand_remote[IB_NODE_NUM_PORTS_MAX];
+	struct oo_candidate cand[OO_PORTS];
+	/* per port of the switch being built */
+	uint8_t port_remote[OO_PORTS];	/* healthy link */
+	uint8_t prof_ignored[OO_PORTS];
 };
 
 /**********************************************************************
@@ -225,6 +273,7 @@ static int collect_dests(struct oo_build *b)
 		struct oo_dest *d = &b->dests[n];
 
 		fill_dest(d, (osm_port_t *)item);
+		d->counted = (uint8_t)dest_is_counted(b, d);
 		if (!d->min_lid || !d->max_lid) {
 			OSM_LOG(b->log, OSM_LOG_VERBOSE,
 				"osmoffset: port 0x%016" PRIx64
@@ -470,38 +519,42 @@ static unsigned find_rank(const unsigned *v, unsigned n, unsigned rank)
  * The nominal parents of a switch: the parents of every switch that
  * shares a parent with it.  A link lost in a degraded tree then leaves a
  * hole in the numbering instead of shifting every slot after it, so the
- * switches of a level keep agreeing on which slot leads where.
+ * switches of a level keep agreeing on which slot leads where.  Returns
+ * their number; t->nominal holds their ranks, sorted.
  */
-static unsigned nominal_parents(struct oo_tree *t, struct oo_swinfo *si,
-				unsigned *out, unsigned cap)
+static unsigned nominal_parents(struct oo_tree *t, const struct oo_swinfo *si)
 {
-	unsigned port, pport, cport, n = 0;
+	unsigned port, pport, cport, n = 0, stamp = ++t->stamp;
 
 	for (port = 1; port < si->sw->num_ports; port++) {
-		struct oo_swinfo *pi;
+		const struct oo_swinfo *pi;
 
 		if (!is_parent(t, si, port))
 			continue;
 		pi = &t->info[si->remote[port] - 1];
 		for (pport = 1; pport < pi->sw->num_ports; pport++) {
-			struct oo_swinfo *ci;
+			unsigned c = pi->remote[pport];
+			const struct oo_swinfo *ci;
 
-			if (!pi->remote[pport])
+			if (!c || t->seen_child[c - 1] == stamp)
 				continue;
-			ci = &t->info[pi->remote[pport] - 1];
+			ci = &t->info[c - 1];
 			if (ci->level != si->level)
 				continue;
+			t->seen_child[c - 1] = stamp;
 			for (cport = 1; cport < ci->sw->num_ports; cport++) {
-				if (!is_parent(t, ci, cport))
+				unsigned q = ci->remote[cport];
+
+				if (!is_parent(t, ci, cport) ||
+				    t->seen_parent[q - 1] == stamp)
 					continue;
-				/* cap >= 2 x switches: dedup frees room */
-				if (n == cap)
-					n = sort_unique(out, n);
-				out[n++] = t->info[ci->remote[cport] - 1].rank;
+				t->seen_parent[q - 1] = stamp;
+				t->nominal[n++] = t->info[q - 1].rank;
 			}
 		}
 	}
-	return sort_unique(out, n);
+	qsort(t->nominal, n, sizeof(*t->nominal), cmp_uint);
+	return n;
 }
 
 /*
@@ -512,23 +565,18 @@ static unsigned nominal_parents(struct oo_tree *t, struct oo_swinfo *si,
  * the LID offsets of one destination take different switches.  A first
  * pass (numbering == 0) only measures P.
  */
-static int assign_slots(struct oo_tree *t, struct oo_swinfo *si,
-			int numbering)
+static void assign_slots(struct oo_tree *t, struct oo_swinfo *si,
+			 int numbering)
 {
-	unsigned cap = 2 * t->num_sw + 64, *nominal, n, port, other;
-	unsigned parents;
+	unsigned n, port, other, parents;
 
 	if (si->level == OO_NO_LEVEL || !si->num_parents)
-		return 0;
-	nominal = malloc(sizeof(*nominal) * cap);
-	if (!nominal)
-		return -1;
-	n = nominal_parents(t, si, nominal, cap);
+		return;
+	n = nominal_parents(t, si);
 	if (!numbering) {
 		if (n > t->level_parents[si->level])
 			t->level_parents[si->level] = n;
-		free(nominal);
-		return 0;
+		return;
 	}
 	parents = t->level_parents[si->level];
 	for (port = 1; port < si->sw->num_ports; port++) {
@@ -536,7 +584,7 @@ static int assign_slots(struct oo_tree *t, struct oo_swinfo *si,
 
 		if (!is_parent(t, si, port))
 			continue;
-		pos = find_rank(nominal, n,
+		pos = find_rank(t->nominal, n,
 				t->info[si->remote[port] - 1].rank);
 		for (other = 1; other < port; other++)
 			if (si->remote[other] == si->remote[port])
@@ -544,8 +592,6 @@ static int assign_slots(struct oo_tree *t, struct oo_swinfo *si,
 		if (pos < n && lane < t->level_trunks[si->level])
 			si->slot[port] = (int16_t)(lane * parents + pos);
 	}
-	free(nominal);
-	return 0;
 }
 
 static void free_tree(struct oo_tree *t)
@@ -557,6 +603,9 @@ static void free_tree(struct oo_tree *t)
 			free(t->info[i].parents);
 	free(t->info);
 	free(t->index);
+	free(t->nominal);
+	free(t->seen_parent);
+	free(t->seen_child);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -570,7 +619,11 @@ static int build_tree(struct oo_build *b)
 	t->num_sw = cl_qmap_count(tbl);
 	t->info = calloc(t->num_sw + 1, sizeof(*t->info));
 	t->index = calloc(t->num_sw + 1, sizeof(*t->index));
-	if (!t->info || !t->index)
+	t->nominal = calloc(t->num_sw + 1, sizeof(*t->nominal));
+	t->seen_parent = calloc(t->num_sw + 1, sizeof(*t->seen_parent));
+	t->seen_child = calloc(t->num_sw + 1, sizeof(*t->seen_child));
+	if (!t->info || !t->index || !t->nominal || !t->seen_parent ||
+	    !t->seen_child)
 		return -1;
 	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
 	     item = cl_qmap_next(item), i++) {
@@ -584,11 +637,9 @@ static int build_tree(struct oo_build *b)
 		return -1;
 	measure_trunks(t);
 	for (i = 0; i < t->num_sw; i++)
-		if (assign_slots(t, &t->info[i], 0))
-			return -1;
+		assign_slots(t, &t->info[i], 0);
 	for (i = 0; i < t->num_sw; i++)
-		if (assign_slots(t, &t->info[i], 1))
-			return -1;
+		assign_slots(t, &t->info[i], 1);
 	for (i = 0; i < t->num_levels; i++)
 		t->level_slots[i] = t->level_parents[i] * t->level_trunks[i];
 	oo_level_divisors(t->level_slots, t->num_levels, t->divisor);
@@ -603,142 +654,158 @@ static int build_tree(struct oo_build *b)
  * One switch
  **********************************************************************/
 
-static unsigned count_reuse(const struct oo_build *b, unsigned dest_idx,
-			    unsigned lid_offset, const osm_node_t *remote)
-{
-	const osm_node_t **used = b->used_remote +
-	    (size_t)dest_idx * b->lids_per_port;
-	unsigned i, reuse = 0;
-
-	for (i = 0; i < lid_offset; i++)
-		if (used[i] == remote)
-			reuse++;
-	return reuse;
-}
-
 /*
- * The equal-cost, healthy, linked egress ports of sw toward a target
- * switch LID.  Destinations come grouped by the switch they hang off, so
- * the set is kept until the target (or the switch) changes.
+ * The equal-cost, healthy, linked egress ports of a switch toward one
+ * target switch LID, and what the coordinated rule makes of them.  A plan
+ * is made the first time a switch routes toward a target and then serves
+ * every LID of every destination behind that target.
  */
-static unsigned equal_cost_ports(struct oo_build *b, osm_switch_t *sw,
-				 uint16_t target_lid)
+static void plan_candidates(const struct oo_build *b,
+			    const struct oo_swinfo *si, uint16_t target_lid,
+			    struct oo_plan *pl)
 {
+	const osm_switch_t *sw = si->sw;
 	uint8_t least, port;
 	unsigned n = 0;
 
-	if (b->ports_sw == sw && b->ports_target == target_lid)
-		return b->num_ports;
-	b->ports_sw = sw;
-	b->ports_target = target_lid;
-	b->num_ports = 0;
-
 	least = osm_switch_get_least_hops(sw, target_lid);
 	if (least == OSM_NO_PATH)
-		return 0;
-
+		return;
 	for (port = 1; port < sw->num_ports; port++) {
-		osm_physp_t *p;
-		osm_physp_t *rem;
-
-		if (osm_switch_get_hop_count(sw, target_lid, port) != least)
+		if (!b->port_remote[port] ||
+		    osm_switch_get_hop_count(sw, target_lid, port) != least)
 			continue;
-		p = osm_node_get_physp_ptr(sw->p_node, port);
-		if (!p || !osm_physp_is_healthy(p))
-			continue;
-		rem = osm_physp_get_remote(p);
-		if (!rem)
-			continue;
-		b->port_list[n] = port;
-		b->cand_remote[n] = rem->p_node;
-		n++;
+		pl->port[n++] = port;
 	}
-	b->num_ports = n;
-	return n;
-}
-
-/* The candidates toward a destination, with their loads and reuse. */
-static unsigned gather_candidates(struct oo_build *b, osm_switch_t *sw,
-				  unsigned dest_idx, unsigned lid_offset)
-{
-	unsigned n = equal_cost_ports(b, sw, b->dests[dest_idx].target_lid);
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		uint8_t port = b->port_list[i];
-
-		b->cand[i].port = port;
-		b->cand[i].paths = b->paths[port];
-		b->cand[i].offset_paths = b->offset_paths[port];
-		b->cand[i].reuse = lid_offset ?
-		    count_reuse(b, dest_idx, lid_offset, b->cand_remote[i]) : 0;
-	}
-	return n;
+	pl->n = (uint8_t)n;
 }
 
 /* The level of the switch behind a candidate, or OO_NO_LEVEL. */
 static unsigned cand_level(const struct oo_build *b,
-			   const struct oo_swinfo *si, unsigned i)
+			   const struct oo_swinfo *si, uint8_t port)
 {
-	unsigned r = si->remote[b->cand[i].port];
+	unsigned r = si->remote[port];
 
 	return r ? b->tree.info[r - 1].level : OO_NO_LEVEL;
 }
 
 /*
- * The destination's slot; where that link is missing or does not lead to
- * the destination (a degraded tree), the next live slot in turn: the
- * detours a switch takes for one LID offset go round the live links.
- * Consecutive destinations, which meet in the same round of a shift
- * alltoall, then detour over distinct links, and the detours spread
- * evenly.  Detours follow the routing order, so the same fabric always
- * gives the same LFTs.
+ * Up: which candidate fills each up slot of the level, and the live
+ * slots in slot order (where detours go).
  */
-static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
-			unsigned rank, unsigned lid_offset, unsigned n)
+static void plan_up(const struct oo_build *b, const struct oo_swinfo *si,
+		    struct oo_plan *pl)
 {
-	/* the digit is taken modulo the level's slot count: a switch that
-	   lost a whole parent has holes at the end of its numbering */
-	unsigned slots = b->tree.level_slots[si->level];
-	int by_slot[IB_NODE_NUM_PORTS_MAX + 1];
-	unsigned slot, live = 0, turn, i;
+	unsigned slots = b->tree.level_slots[si->level], i;
 
 	if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
-		return -1;
-	for (i = 0; i < slots; i++)
-		by_slot[i] = -1;
-	for (i = 0; i < n; i++) {
-		int s = si->slot[b->cand[i].port];
+		return;
+	memset(pl->by_slot, OO_NO_CAND, slots);
+	for (i = 0; i < pl->n; i++) {
+		int s = si->slot[pl->port[i]];
 
 		if (s >= 0 && (unsigned)s < slots)
-			by_slot[s] = (int)i;
+			pl->by_slot[s] = (uint8_t)i;
 	}
-	slot = oo_coordinated_slot(rank, b->tree.divisor[si->level],
-				   lid_offset, slots);
-	if (by_slot[slot] >= 0)
-		return by_slot[slot];
-
+	pl->live = 0;
 	for (i = 0; i < slots; i++)
-		if (by_slot[i] >= 0)
-			live++;
-	if (!live)
-		return -1;
-	turn = b->detours++ % live;
-	for (i = 0; i < slots; i++)
-		if (by_slot[i] >= 0 && !turn--)
-			return by_slot[i];
-	return -1;
+		if (pl->by_slot[i] != OO_NO_CAND)
+			pl->live_slot[pl->live++] = pl->by_slot[i];
+	pl->kind = OO_PLAN_UP;
 }
 
 static int down_before(const struct oo_build *b, const struct oo_swinfo *si,
-		       unsigned x, unsigned y)
+		       uint8_t px, uint8_t py)
 {
-	unsigned rx = b->tree.info[si->remote[b->cand[x].port] - 1].rank;
-	unsigned ry = b->tree.info[si->remote[b->cand[y].port] - 1].rank;
+	unsigned rx = b->tree.info[si->remote[px] - 1].rank;
+	unsigned ry = b->tree.info[si->remote[py] - 1].rank;
 
 	if (rx != ry)
 		return rx < ry;
-	return b->cand[x].port < b->cand[y].port;
+	return px < py;
+}
+
+/* Down: the candidates by rank of the switch below, then port number. */
+static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
+		      struct oo_plan *pl)
+{
+	unsigned i, j;
+
+	pl->one_child = 1;
+	for (i = 0; i < pl->n; i++) {
+		for (j = i; j > 0 && down_before(b, si, pl->port[i],
+						 pl->port[pl->order[j - 1]]);
+		     j--)
+			pl->order[j] = pl->order[j - 1];
+		pl->order[j] = (uint8_t)i;
+		if (si->remote[pl->port[i]] != si->remote[pl->port[0]])
+			pl->one_child = 0;
+	}
+	pl->kind = OO_PLAN_DOWN;
+}
+
+/*
+ * Where the fabric around this switch is a tree toward the target (all
+ * candidates one level up, or all one level down), the coordinated rule
+ * decides; otherwise (candidates up and down, sideways, or toward
+ * switches outside the tree) the plain rule does.
+ */
+static void make_plan(const struct oo_build *b, const struct oo_swinfo *si,
+		      uint16_t target_lid, struct oo_plan *pl)
+{
+	unsigned i, up = 0, down = 0;
+
+	pl->kind = OO_PLAN_PLAIN;
+	pl->n = 0;
+	plan_candidates(b, si, target_lid, pl);
+	if (b->rule != OO_RULE_COORDINATED || si->level == OO_NO_LEVEL ||
+	    !pl->n)
+		return;
+	for (i = 0; i < pl->n; i++) {
+		unsigned level = cand_level(b, si, pl->port[i]);
+
+		if (level == OO_NO_LEVEL)
+			return;
+		if (level == si->level + 1)
+			up++;
+		else if (level + 1 == si->level)
+			down++;
+	}
+	if (up == pl->n)
+		plan_up(b, si, pl);
+	else if (down == pl->n)
+		plan_down(b, si, pl);
+}
+
+static const struct oo_plan *plan_for(struct oo_build *b,
+				      const struct oo_swinfo *si,
+				      const struct oo_dest *d)
+{
+	struct oo_plan *pl = &b->plans[d->target_idx];
+	unsigned stamp = (unsigned)(si - b->tree.info) + 1;
+
+	if (pl->stamp != stamp) {
+		make_plan(b, si, d->target_lid, pl);
+		pl->stamp = stamp;
+	}
+	return pl;
+}
+
+/* The up slot, or the live slot a detour takes; -1 if none is live. */
+static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
+			const struct oo_plan *pl, unsigned rank,
+			unsigned lid_offset)
+{
+	unsigned slot = b->slot_base[si->level][rank] +
+	    b->slot_shift[si->level][lid_offset];
+
+	if (slot >= b->tree.level_slots[si->level])
+		slot -= b->tree.level_slots[si->level];
+	if (pl->by_slot[slot] != OO_NO_CAND)
+		return pl->by_slot[slot];
+	if (!pl->live)
+		return -1;
+	return pl->live_slot[b->detours++ % pl->live];
 }
 
 /*
@@ -748,124 +815,161 @@ static int down_before(const struct oo_build *b, const struct oo_swinfo *si,
  * several children: the digit of this level picks among them.
  */
 static int pick_down_link(const struct oo_build *b,
-			  const struct oo_swinfo *si, unsigned rank,
-			  unsigned lid_offset, unsigned n)
+			  const struct oo_swinfo *si, const struct oo_plan *pl,
+			  unsigned rank, unsigned lid_offset)
 {
 	const struct oo_tree *t = &b->tree;
-	unsigned order[IB_NODE_NUM_PORTS_MAX], i, j, k;
-	uint64_t divisor = si->level ? t->divisor[si->level - 1] : 1;
-	int one_child = 1;
+	unsigned below = si->level - 1, k;
 
-	for (i = 0; i < n; i++) {
-		for (j = i; j > 0 && down_before(b, si, i, order[j - 1]); j--)
-			order[j] = order[j - 1];
-		order[j] = i;
-		if (si->remote[b->cand[i].port] != si->remote[b->cand[0].port])
-			one_child = 0;
-	}
-	if (one_child && si->level && t->level_parents[si->level - 1]) {
-		unsigned below = si->level - 1;
-		unsigned slot = oo_coordinated_slot(rank, divisor, lid_offset,
-						    t->level_slots[below]);
+	if (pl->one_child && t->level_parents[below]) {
+		unsigned slot = b->slot_base[below][rank] +
+		    b->slot_shift[below][lid_offset];
 
-		k = slot / t->level_parents[below] % n;
+		if (slot >= t->level_slots[below])
+			slot -= t->level_slots[below];
+		k = slot / t->level_parents[below] % pl->n;
 	} else
-		k = oo_coordinated_slot(rank, divisor, lid_offset, n);
-	return (int)order[k];
+		k = oo_coordinated_slot(rank, t->divisor[below], lid_offset,
+					pl->n);
+	return pl->order[k];
+}
+
+static unsigned count_reuse(const struct oo_build *b, unsigned dest_idx,
+			    unsigned lid_offset, uint16_t remote)
+{
+	const uint16_t *used = b->used_remote +
+	    (size_t)dest_idx * b->lids_per_port;
+	unsigned i, reuse = 0;
+
+	for (i = 0; i < lid_offset; i++)
+		if (used[i] == remote)
+			reuse++;
+	return reuse;
+}
+
+/* The plain rule: rotate the start with the paths routed so far. */
+static int plain_pick(struct oo_build *b, const struct oo_swinfo *si,
+		      const struct oo_plan *pl, unsigned dest_idx,
+		      unsigned lid_offset)
+{
+	unsigned i;
+
+	for (i = 0; i < pl->n; i++) {
+		uint8_t port = pl->port[i];
+
+		b->cand[i].port = port;
+		b->cand[i].paths = b->paths[port];
+		b->cand[i].offset_paths = b->offset_paths[port];
+		b->cand[i].reuse = lid_offset ?
+		    count_reuse(b, dest_idx, lid_offset, si->remote[port]) : 0;
+	}
+	return oo_select_candidate(b->cand, pl->n,
+				   oo_rotation_start(b->cand, pl->n));
+}
+
+/* Count the path of one LID leaving through port. */
+static void count_path(struct oo_build *b, const struct oo_dest *d,
+		       unsigned dest_idx, unsigned lid_offset, uint8_t port,
+		       uint16_t remote)
+{
+	if (b->lids_per_port > 1)
+		b->used_remote[(size_t)dest_idx * b->lids_per_port +
+			       lid_offset] = remote;
+	if (d->counted && !b->prof_ignored[port]) {
+		b->paths[port]++;
+		b->offset_paths[port]++;
+	}
 }
 
 /*
- * The coordinated choice for a CA destination, or -1 where the fabric
- * around this switch is not a tree (candidates both up and down, or
- * sideways) and the plain rule decides.
+ * One LID offset of a group of destinations behind one target switch.
+ * CAs come first in routing order, so a CA's index is its rank.  Under the
+ * coordinated rule a switch's own LIDs (management traffic only) take the
+ * candidate their LID picks: a route to a switch then only moves when its
+ * own candidates change, never because some other route moved.
  */
-static int coordinated_pick(struct oo_build *b,
-			    const struct oo_swinfo *si, unsigned dest_idx,
-			    unsigned lid_offset, unsigned n)
+static void route_group(struct oo_build *b, const struct oo_swinfo *si,
+			const struct oo_group *grp, unsigned lid_offset)
 {
-	unsigned i, up = 0, down = 0;
+	osm_switch_t *sw = si->sw;
+	const struct oo_dest *first = &b->dests[grp->start];
+	const struct oo_plan *pl = NULL;
+	unsigned i;
 
-	if (si->level == OO_NO_LEVEL)
-		return -1;
-	for (i = 0; i < n; i++) {
-		unsigned level = cand_level(b, si, i);
+	if (first->leaf && first->leaf != sw)
+		pl = plan_for(b, si, first);
+	for (i = grp->start; i < grp->end; i++) {
+		const struct oo_dest *d = &b->dests[i];
+		unsigned lid = d->min_lid + lid_offset;
+		int pick = -1;
+		uint8_t port;
 
-		if (level == OO_NO_LEVEL)
-			return -1;
-		if (level == si->level + 1)
-			up++;
-		else if (level + 1 == si->level)
-			down++;
+		if (lid > d->max_lid || lid > sw->max_lid_ho)
+			continue;
+		if (!d->leaf || (pl && !pl->n)) {
+			sw->new_lft[lid] = OSM_NO_PATH;
+			continue;
+		}
+		if (!pl) {
+			sw->new_lft[lid] = d->is_switch ? 0 : d->leaf_port;
+			continue;
+		}
+		if (d->is_switch) {
+			if (b->rule == OO_RULE_COORDINATED)
+				pick = (int)(lid % pl->n);
+		} else if (pl->kind == OO_PLAN_UP)
+			pick = pick_up_slot(b, si, pl, i, lid_offset);
+		else if (pl->kind == OO_PLAN_DOWN)
+			pick = pick_down_link(b, si, pl, i, lid_offset);
+		if (pick < 0)
+			pick = plain_pick(b, si, pl, i, lid_offset);
+		port = pl->port[pick];
+		sw->new_lft[lid] = port;
+		count_path(b, d, i, lid_offset, port, si->remote[port]);
 	}
-	if (up == n)
-		return pick_up_slot(b, si, dest_idx, lid_offset, n);
-	if (down == n)
-		return pick_down_link(b, si, dest_idx, lid_offset, n);
-	return -1;
 }
 
-static uint8_t route_one_lid(struct oo_build *b, const struct oo_swinfo *si,
-			     unsigned dest_idx, unsigned lid_offset)
+/* Which ports of the switch have a healthy link, and which are ignored. */
+static void scan_ports(struct oo_build *b, const struct oo_swinfo *si)
 {
-	const struct oo_dest *d = &b->dests[dest_idx];
 	osm_switch_t *sw = si->sw;
-	unsigned n;
-	int pick = -1;
 	uint8_t port;
-	osm_physp_t *p;
 
-	if (!d->leaf)
-		return OSM_NO_PATH;
-	if (d->leaf == sw)
-		return d->is_switch ? 0 : d->leaf_port;
+	memset(b->port_remote, 0, sizeof(b->port_remote));
+	memset(b->prof_ignored, 0, sizeof(b->prof_ignored));
+	for (port = 1; port < sw->num_ports; port++) {
+		osm_physp_t *p = osm_node_get_physp_ptr(sw->p_node, port);
 
-	n = gather_candidates(b, sw, dest_idx, lid_offset);
-	if (!n)
-		return OSM_NO_PATH;
-
-	/* CAs come first in routing order: a CA's index is its rank */
-	if (b->rule == OO_RULE_COORDINATED && !d->is_switch)
-		pick = coordinated_pick(b, si, dest_idx, lid_offset, n);
-	if (pick < 0)
-		pick = oo_select_candidate(b->cand, n,
-					   oo_rotation_start(b->cand, n));
-	port = b->cand[pick].port;
-
-	b->used_remote[(size_t)dest_idx * b->lids_per_port + lid_offset] =
-	    b->cand_remote[pick];
-
-	p = osm_node_get_physp_ptr(sw->p_node, port);
-	if (dest_is_counted(b, d) && !p->is_prof_ignored) {
-		b->paths[port]++;
-		b->offset_paths[port]++;
-		osm_switch_count_path(sw, port);
+		if (!p)
+			continue;
+		b->prof_ignored[port] = p->is_prof_ignored ? 1 : 0;
+		if (osm_physp_is_healthy(p) && osm_physp_get_remote(p))
+			b->port_remote[port] = 1;
 	}
-	return port;
 }
 
 static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 {
 	osm_switch_t *sw = si->sw;
-	unsigned offset, i;
+	unsigned offset, g, port;
 
 	memset(sw->new_lft, OSM_NO_PATH, sw->max_lid_ho + 1);
 	memset(b->paths, 0, sizeof(b->paths));
-	memset(b->used_remote, 0, sizeof(*b->used_remote) *
-	       b->num_dests * b->lids_per_port);
+	if (b->lids_per_port > 1)
+		memset(b->used_remote, 0, sizeof(*b->used_remote) *
+		       b->num_dests * b->lids_per_port);
+	scan_ports(b, si);
 
 	/* All base LIDs first, then each further LID offset in turn. */
 	for (offset = 0; offset < b->lids_per_port; offset++) {
 		memset(b->offset_paths, 0, sizeof(b->offset_paths));
 		b->detours = 0;
-		for (i = 0; i < b->num_dests; i++) {
-			const struct oo_dest *d = &b->dests[i];
-			unsigned lid = d->min_lid + offset;
-
-			if (lid > d->max_lid || lid > sw->max_lid_ho)
-				continue;
-			sw->new_lft[lid] = route_one_lid(b, si, i, offset);
-		}
+		for (g = 0; g < b->num_groups; g++)
+			route_group(b, si, &b->groups[g], offset);
 	}
+	/* the port profile OpenSM keeps: paths routed through each port */
+	for (port = 1; port < sw->num_ports; port++)
+		sw->p_prof[port].num_paths += b->paths[port];
 }
 
 /**********************************************************************
@@ -874,10 +978,135 @@ static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 
 static void free_build(struct oo_build *b)
 {
+	unsigned l;
+
+	for (l = 0; l < OO_MAX_LEVELS; l++) {
+		free(b->slot_base[l]);
+		free(b->slot_shift[l]);
+	}
 	free_tree(&b->tree);
 	free(b->dests);
+	free(b->groups);
+	free(b->plans);
+	free(b->plan_data);
 	free(b->used_remote);
 	free(b);
+}
+
+/* Where each destination's target switch sits in the tree. */
+static int index_targets(struct oo_build *b)
+{
+	unsigned i;
+
+	for (i = 0; i < b->num_dests; i++) {
+		struct oo_dest *d = &b->dests[i];
+		int idx;
+
+		if (!d->leaf)
+			continue;
+		idx = switch_index(&b->tree, d->leaf);
+		if (idx < 0)
+			return -1;
+		d->target_idx = (unsigned)idx;
+	}
+	return 0;
+}
+
+/*
+ * The digit each destination takes at each level, (rank / divisor) mod
+ * slots, and each LID offset's shift of it, computed once for all
+ * switches.
+ */
+static int tabulate_slots(struct oo_build *b)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned l, i;
+
+	for (l = 0; l < t->num_levels; l++) {
+		unsigned slots = t->level_slots[l];
+
+		b->slot_base[l] = calloc(b->num_dests + 1, sizeof(uint16_t));
+		b->slot_shift[l] = calloc(b->lids_per_port,
+					  sizeof(uint16_t));
+		if (!b->slot_base[l] || !b->slot_shift[l])
+			return -1;
+		if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
+			continue;
+		for (i = 0; i < b->num_dests; i++)
+			b->slot_base[l][i] = (uint16_t)
+			    oo_coordinated_slot(i, t->divisor[l], 0, slots);
+		for (i = 0; i < b->lids_per_port; i++)
+			b->slot_shift[l][i] = (uint16_t)(i % slots);
+	}
+	return 0;
+}
+
+/* Split the routing order into runs of destinations behind one switch. */
+static int group_dests(struct oo_build *b)
+{
+	unsigned i;
+
+	b->groups = calloc(b->num_dests + 1, sizeof(*b->groups));
+	if (!b->groups)
+		return -1;
+	for (i = 0; i < b->num_dests; i++) {
+		struct oo_group *g = &b->groups[b->num_groups];
+
+		if (b->num_groups && g[-1].end == i &&
+		    b->dests[g[-1].start].leaf == b->dests[i].leaf &&
+		    b->dests[g[-1].start].is_switch == b->dests[i].is_switch) {
+			g[-1].end = i + 1;
+			continue;
+		}
+		g->start = i;
+		g->end = i + 1;
+		b->num_groups++;
+	}
+	return 0;
+}
+
+/*
+ * One plan per target switch, with room for as many candidates as the
+ * largest switch has ports and as many slots as the widest level has.
+ */
+static int alloc_plans(struct oo_build *b)
+{
+	const struct oo_tree *t = &b->tree;
+	size_t stride = 1;
+	unsigned i;
+
+	for (i = 0; i < t->num_sw; i++)
+		if (t->info[i].sw->num_ports > stride)
+			stride = t->info[i].sw->num_ports;
+	for (i = 0; i < t->num_levels; i++)
+		if (t->level_slots[i] > stride)
+			stride = t->level_slots[i] < OO_PORTS ?
+			    t->level_slots[i] : OO_PORTS;
+	b->plans = calloc(t->num_sw + 1, sizeof(*b->plans));
+	b->plan_data = calloc((size_t)(t->num_sw + 1) * 4, stride);
+	if (!b->plans || !b->plan_data)
+		return -1;
+	for (i = 0; i <= t->num_sw; i++) {
+		uint8_t *data = b->plan_data + (size_t)i * 4 * stride;
+
+		b->plans[i].port = data;
+		b->plans[i].order = data + stride;
+		b->plans[i].by_slot = data + 2 * stride;
+		b->plans[i].live_slot = data + 3 * stride;
+	}
+	return 0;
+}
+
+static int prepare_build(struct oo_build *b)
+{
+	if (collect_dests(b) || group_dests(b))
+		return -1;
+	b->used_remote = calloc((size_t)b->num_dests * b->lids_per_port + 1,
+				sizeof(*b->used_remote));
+	if (!b->used_remote || build_tree(b) || index_targets(b) ||
+	    tabulate_slots(b))
+		return -1;
+	return alloc_plans(b);
 }
 
 static int build_offset_lfts(struct oo_plugin *plugin)
@@ -896,11 +1125,7 @@ static int build_offset_lfts(struct oo_plugin *plugin)
 	b->rule = plugin->opts.rule;
 	b->lids_per_port = 1U << osm->subn.opt.lmc;
 
-	if (collect_dests(b))
-		goto fail;
-	b->used_remote = calloc((size_t)b->num_dests * b->lids_per_port + 1,
-				sizeof(*b->used_remote));
-	if (!b->used_remote || build_tree(b))
+	if (prepare_build(b))
 		goto fail;
 
 	for (i = 0; i < b->tree.num_sw; i++) {
@@ -928,10 +1153,25 @@ fail:
 	return -1;
 }
 
+/*
+ * updn's and minhop's hop tables are built here unless told otherwise;
+ * whatever the builders leave alone (return > 0) the engine's own stage
+ * builds.
+ */
 static int wrap_build_lid_matrices(void *context)
 {
 	struct oo_wrap *w = context;
+	struct oo_plugin *plugin = w->plugin;
+	int ret = 1;
 
+	if (plugin->opts.hop_tables == OO_HOPS_FAST) {
+		if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_UPDN)
+			ret = oo_updn_build_hop_tables(plugin->osm);
+		else if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_MINHOP)
+			ret = oo_minhop_build_hop_tables(plugin->osm);
+		if (ret <= 0)
+			return ret;
+	}
 	return w->orig.build_lid_matrices(w->orig.context);
 }
 

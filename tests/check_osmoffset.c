@@ -500,6 +500,30 @@ START_TEST(options_accepted)
 }
 END_TEST
 
+static enum oo_hop_tables hops_ok(const char *text)
+{
+	struct oo_options o;
+	char err[256];
+
+	ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)), 0);
+	return o.hop_tables;
+}
+
+START_TEST(hop_tables_option)
+{
+	ck_assert_int_eq(hops_ok("port_offsetting=on"), OO_HOPS_FAST);
+	ck_assert_int_eq(hops_ok("port_offsetting=on hop_tables=stock"),
+			 OO_HOPS_STOCK);
+	ck_assert_int_eq(hops_ok("osmoffset.hop_tables=FAST"), OO_HOPS_FAST);
+	ck_assert_int_eq(hops_ok("hop_tables=stock,hop_tables=stock"),
+			 OO_HOPS_STOCK);
+	ck_assert_str_eq(oo_hop_tables_name(OO_HOPS_FAST), "fast");
+	ck_assert_str_eq(oo_hop_tables_name(OO_HOPS_STOCK), "stock");
+	parse_bad("hop_tables=slow", "hop_tables value 'slow'");
+	parse_bad("hop_tables=fast hop_tables=stock", "given twice");
+}
+END_TEST
+
 START_TEST(options_rejected)
 {
 	char longtok[300];
@@ -538,12 +562,164 @@ START_TEST(natural_order_of_names)
 }
 END_TEST
 
+/*
+ * Up/down hop tables.  The fabric:
+ *
+ *            R0            rank 0 (the root)
+ *           /  \
+ *          X    Y          rank 1
+ *           \  /
+ *            Z             rank 2
+ *
+ * Ports: R0 1-X1, R0 2-Y1, X2-Z1, Y2-Z2.  The path Y-Z-X goes down then
+ * up, so Y must not count it toward X.
+ */
+enum { R0, X, Y, Z, NSW };
+
+static unsigned updn_first[NSW + 1] = { 0, 2, 4, 6, 8 };
+static struct oo_updn_link updn_links[8];
+static unsigned updn_rank[NSW];
+static const uint64_t updn_id[NSW] = { 100, 200, 300, 400 };
+
+static void set_link(unsigned i, unsigned to, uint8_t port, uint8_t rport)
+{
+	updn_links[i].to = to;
+	updn_links[i].port = port;
+	updn_links[i].rport = rport;
+	updn_links[i].flags = OO_LINK_RANKS | OO_LINK_ROUTES |
+	    OO_LINK_DIRECT | OO_LINK_HEALTHY;
+	updn_links[i].down = 0;
+}
+
+static struct oo_updn_graph diamond(void)
+{
+	struct oo_updn_graph g = { NSW, 3, updn_first, updn_links,
+				   updn_rank, updn_id };
+	unsigned i;
+
+	set_link(0, X, 1, 1);	/* R0 */
+	set_link(1, Y, 2, 1);
+	set_link(2, R0, 1, 1);	/* X */
+	set_link(3, Z, 2, 1);
+	set_link(4, R0, 1, 2);	/* Y */
+	set_link(5, Z, 2, 2);
+	set_link(6, X, 1, 2);	/* Z */
+	set_link(7, Y, 2, 2);
+	for (i = 0; i < NSW; i++)
+		updn_rank[i] = OO_UPDN_NO_RANK;
+	updn_rank[R0] = 0;
+	return g;
+}
+
+static void assert_row(const uint8_t *hops, unsigned sw, uint8_t least,
+		       uint8_t p1, uint8_t p2)
+{
+	const uint8_t *row = &hops[sw * 3];
+
+	ck_assert_msg(row[0] == least && row[1] == p1 && row[2] == p2,
+		      "switch %u: got %02x %02x %02x, want %02x %02x %02x",
+		      sw, row[0], row[1], row[2], least, p1, p2);
+}
+
+START_TEST(updn_ranks_are_distances_from_roots)
+{
+	struct oo_updn_graph g = diamond();
+	unsigned queue[NSW];
+
+	ck_assert_uint_eq(oo_updn_rank(&g, queue), 2);
+	ck_assert_uint_eq(updn_rank[R0], 0);
+	ck_assert_uint_eq(updn_rank[X], 1);
+	ck_assert_uint_eq(updn_rank[Y], 1);
+	ck_assert_uint_eq(updn_rank[Z], 2);
+	oo_updn_directions(&g);
+	ck_assert_uint_eq(updn_links[0].down, 1);	/* R0 -> X */
+	ck_assert_uint_eq(updn_links[2].down, 0);	/* X -> R0 */
+	ck_assert_uint_eq(updn_links[3].down, 1);	/* X -> Z */
+	ck_assert_uint_eq(updn_links[6].down, 0);	/* Z -> X */
+}
+END_TEST
+
+START_TEST(updn_hops_never_turn_down_then_up)
+{
+	struct oo_updn_graph g = diamond();
+	uint8_t hops[NSW * 3], queued[NSW], down[NSW];
+	unsigned queue[NSW + 1];
+	struct oo_updn_work w = { hops, queued, down, queue };
+
+	oo_updn_rank(&g, queue);
+	oo_updn_directions(&g);
+	oo_updn_hops(&g, X, &w);
+	assert_row(hops, X, 0, 2, 0xff);
+	assert_row(hops, R0, 1, 1, 0xff);
+	/* Y-Z-X would go down, then up: no count on Y's port 2 */
+	assert_row(hops, Y, 2, 2, 0xff);
+	/* Z-Y-R0-X goes up, up, down: 3 hops */
+	assert_row(hops, Z, 1, 1, 3);
+
+	/* the root's own ports: only down from it, never back up to it */
+	oo_updn_hops(&g, R0, &w);
+	assert_row(hops, R0, 0, 0xff, 0xff);
+	assert_row(hops, X, 1, 1, 0xff);
+	assert_row(hops, Y, 1, 1, 0xff);
+	assert_row(hops, Z, 2, 2, 2);
+}
+END_TEST
+
+START_TEST(minhop_distances_follow_healthy_links)
+{
+	struct oo_updn_graph g = diamond();
+	uint8_t dist[NSW];
+	unsigned queue[NSW];
+
+	oo_minhop_distances(&g, X, dist, queue);
+	ck_assert_uint_eq(dist[X], 0);
+	ck_assert_uint_eq(dist[R0], 1);
+	ck_assert_uint_eq(dist[Z], 1);
+	ck_assert_uint_eq(dist[Y], 2);
+
+	{
+		uint8_t hops[NSW * 3];
+
+		oo_minhop_rows(&g, X, dist, hops);
+		assert_row(hops, X, 0, 2, 2);
+		assert_row(hops, R0, 1, 1, 3);
+		assert_row(hops, Y, 2, 2, 2);
+		assert_row(hops, Z, 1, 1, 3);
+	}
+
+	/* an unhealthy last link still counts, as in OpenSM's minhop */
+	updn_links[3].flags &= ~OO_LINK_HEALTHY;	/* X - Z */
+	updn_links[6].flags &= ~OO_LINK_HEALTHY;
+	oo_minhop_distances(&g, X, dist, queue);
+	ck_assert_uint_eq(dist[Z], 1);
+
+	/* but no path crosses one: Y is cut off from X */
+	updn_links[1].flags &= ~OO_LINK_HEALTHY;	/* R0 - Y */
+	updn_links[4].flags &= ~OO_LINK_HEALTHY;
+	updn_links[5].flags &= ~OO_LINK_HEALTHY;	/* Y - Z */
+	updn_links[7].flags &= ~OO_LINK_HEALTHY;
+	oo_minhop_distances(&g, X, dist, queue);
+	ck_assert_uint_eq(dist[Y], OO_HOPS_NONE);
+	ck_assert_uint_eq(dist[R0], 1);
+	{
+		uint8_t hops[NSW * 3];
+
+		/* Z keeps its direct (unhealthy) link to X; Y has nothing */
+		oo_minhop_rows(&g, X, dist, hops);
+		assert_row(hops, Z, 1, 1, 0xff);
+		assert_row(hops, Y, 0xff, 0xff, 0xff);
+		assert_row(hops, R0, 1, 1, 0xff);
+	}
+}
+END_TEST
+
 static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
 	TCase *sel = tcase_create("select");
 	TCase *crd = tcase_create("coordinated");
 	TCase *opt = tcase_create("options");
+	TCase *hop = tcase_create("hop tables");
 
 	tcase_add_test(sel, rotation_start_follows_paths_routed);
 	tcase_add_test(sel, select_prefers_least_loaded);
@@ -564,8 +740,14 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, three_level_shift_is_congestion_free);
 	suite_add_tcase(s, crd);
 
+	tcase_add_test(hop, updn_ranks_are_distances_from_roots);
+	tcase_add_test(hop, updn_hops_never_turn_down_then_up);
+	tcase_add_test(hop, minhop_distances_follow_healthy_links);
+	suite_add_tcase(s, hop);
+
 	tcase_add_test(opt, options_accepted);
 	tcase_add_test(opt, options_rejected);
+	tcase_add_test(opt, hop_tables_option);
 	tcase_add_test(opt, rule_names);
 	tcase_add_test(opt, natural_order_of_names);
 	suite_add_tcase(s, opt);

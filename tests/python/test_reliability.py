@@ -79,14 +79,16 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
     ("port_offsetting=maybe",
      "port_offsetting value 'maybe' is not one of off, on, coordinated, "
      "plain"),
-    ("bogus=1", "unknown key 'bogus' (known: port_offsetting)"),
+    ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables)"),
+    ("port_offsetting=on hop_tables=slow",
+     "hop_tables value 'slow' is not one of fast, stock"),
     (LONG_TOKEN, "token starting 'port_offsetting=xxxx' is longer than 127 "
      "characters"),
     ("port_offsetting=on port_offsetting=off",
      "port_offsetting is given twice, as coordinated and as off"),
     ("port_offsetting=on,=on", "token '=on' is not of the form key=value"),
-], ids=["no-value", "bad-value", "unknown-key", "200-chars", "conflict",
-        "empty-key"])
+], ids=["no-value", "bad-value", "unknown-key", "bad-hop-tables",
+        "200-chars", "conflict", "empty-key"])
 def test_bad_options_route_stock(tmp_path, stock, options, message):
     p = run_with_conf(tmp_path, options, ["--no-ibroute"])
     assert_stock_run(p, tmp_path, stock,
@@ -202,8 +204,9 @@ def test_updn_without_root_falls_back_to_minhop(tmp_path):
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["engine_used"] == "minhop"
     log = os.path.join(out, "osm.log")
-    assert log_lines(log, r"updn_lid_matrices: disabling UPDN algorithm, "
-                     r"no root nodes were found")
+    # the plugin builds updn's hop tables, and says so where updn would
+    assert log_lines(log, r"osmoffset: no root switches found, up/down "
+                     r"routing cannot be used")
     assert log_lines(log, r"minhop tables configured on all switches")
     assert log_lines(log, r"port offsetting \(coordinated\) enabled for "
                      r"fallback routing engine 'minhop'")

@@ -1,0 +1,32 @@
+/*
+ * osmoffset - internal interfaces between the plugin's OpenSM glue files
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ */
+
+#ifndef OSMOFFSET_GLUE_H
+#define OSMOFFSET_GLUE_H
+
+struct osm_opensm;
+
+/*
+ * The updn engine's hop-table stage (build_lid_matrices), computed with
+ * oo_updn_hops().  Returns 0 when the hop tables are built, -1 when there
+ * are no root switches (as updn: the next routing engine is tried), and 1
+ * when this configuration is left to OpenSM's own updn stage (connected
+ * roots, node ids file, hop weights without a usable root file, ports
+ * that disagree about their links, no memory, unusual LIDs).
+ */
+int oo_updn_build_hop_tables(struct osm_opensm *osm);
+
+/*
+ * The minhop engine's hop-table stage (osm_ucast_mgr_build_lid_matrices),
+ * computed with oo_minhop_distances().  Returns 0 when built, 1 when left
+ * to OpenSM (hop weights file, no memory, unusual LIDs).
+ */
+int oo_minhop_build_hop_tables(struct osm_opensm *osm);
+
+#endif				/* OSMOFFSET_GLUE_H */

@@ -1,0 +1,183 @@
+/*
+ * osmoffset - up/down ranks and hop tables on flat arrays
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ *
+ * OpenSM's updn engine computes its hop tables with one breadth-first
+ * search per destination switch that walks OpenSM's node and port objects
+ * and sets each hop count through a function call.  The searches here
+ * follow exactly the same steps, in the same order, with the same
+ * one-direction-per-switch bookkeeping, so they give the same tables;
+ * they just run on a compact link list and a dense scratch matrix.
+ */
+
+#include <string.h>
+
+#include "osmoffset.h"
+
+unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue)
+{
+	unsigned head = 0, tail = 0, s, i, max_rank = 0;
+
+	for (s = 0; s < g->num_sw; s++)
+		if (!g->rank[s])
+			queue[tail++] = s;
+	while (head < tail) {
+		unsigned u = queue[head++];
+
+		for (i = g->first[u]; i < g->first[u + 1]; i++) {
+			const struct oo_updn_link *l = &g->link[i];
+
+			if (!(l->flags & OO_LINK_RANKS) ||
+			    g->rank[l->to] <= g->rank[u] + 1)
+				continue;
+			g->rank[l->to] = g->rank[u] + 1;
+			max_rank = g->rank[l->to];
+			/* a rank only ever drops once: tail < num_sw */
+			queue[tail++] = l->to;
+		}
+	}
+	return max_rank;
+}
+
+/*
+ * A step from u to v goes down when v is further from the roots; between
+ * two roots, or two switches of one rank, the larger id is up.
+ */
+static int step_goes_down(const struct oo_updn_graph *g, unsigned u,
+			  unsigned v)
+{
+	if (!g->rank[u] && !g->rank[v])
+		return 0;
+	if (g->rank[u] != g->rank[v])
+		return g->rank[u] < g->rank[v];
+	return !(g->id[u] > g->id[v]);
+}
+
+void oo_updn_directions(struct oo_updn_graph *g)
+{
+	unsigned u, i;
+
+	for (u = 0; u < g->num_sw; u++)
+		for (i = g->first[u]; i < g->first[u + 1]; i++)
+			g->link[i].down = (uint8_t)step_goes_down(g, u,
+								  g->link[i].to);
+}
+
+/*
+ * Searching backward from the destination, a switch first met going up
+ * may go on up or down; one met going down may only go on down (a path
+ * never turns from down to up).  A switch is queued again whenever one of
+ * its ports gets a better count while it is not queued, and takes the
+ * direction of that latest step, so it is never queued twice at once and
+ * the queue (num_sw + 1 entries, used as a ring) never overflows.  Row s
+ * of hops holds switch s's counts by port; entry 0 is its least count.
+ */
+void oo_updn_hops(const struct oo_updn_graph *g, unsigned dest,
+		  struct oo_updn_work *w)
+{
+	unsigned head = 0, tail = 0, i;
+	const unsigned n = g->num_sw, stride = g->stride, cap = n + 1;
+
+	memset(w->hops, OO_HOPS_NONE, (size_t)n * stride);
+	memset(w->queued, 0, n);
+	w->hops[(size_t)dest * stride] = 0;
+	w->down[dest] = 0;
+	w->queued[dest] = 1;
+	w->queue[tail++] = dest;
+
+	while (head != tail) {
+		unsigned u = w->queue[head];
+		unsigned cur;
+
+		head = head + 1 == cap ? 0 : head + 1;
+		w->queued[u] = 0;
+		for (i = g->first[u]; i < g->first[u + 1]; i++) {
+			const struct oo_updn_link *l = &g->link[i];
+			uint8_t *row, *least;
+
+			if (!(l->flags & OO_LINK_ROUTES) ||
+			    (w->down[u] && !l->down))
+				continue;
+			cur = w->hops[(size_t)u * stride] + 1U;
+			row = &w->hops[(size_t)l->to * stride];
+			if (cur >= row[l->rport])
+				continue;
+			row[l->rport] = (uint8_t)cur;
+			least = row;
+			if (cur < *least)
+				*least = (uint8_t)cur;
+			if (w->queued[l->to])
+				continue;
+			w->down[l->to] = l->down;
+			w->queued[l->to] = 1;
+			w->queue[tail] = l->to;
+			tail = tail + 1 == cap ? 0 : tail + 1;
+		}
+	}
+}
+
+void oo_minhop_distances(const struct oo_updn_graph *g, unsigned target,
+			 uint8_t *dist, unsigned *queue)
+{
+	unsigned head = 0, tail = 0, i;
+
+	memset(dist, OO_HOPS_NONE, g->num_sw);
+	dist[target] = 0;
+	for (i = g->first[target]; i < g->first[target + 1]; i++) {
+		unsigned s = g->link[i].to;
+
+		if ((g->link[i].flags & OO_LINK_DIRECT) && dist[s] > 1) {
+			dist[s] = 1;
+			queue[tail++] = s;
+		}
+	}
+	while (head < tail) {
+		unsigned u = queue[head++];
+
+		if (dist[u] + 1U >= OO_HOPS_NONE)
+			continue;
+		for (i = g->first[u]; i < g->first[u + 1]; i++) {
+			unsigned s = g->link[i].to;
+
+			if (!(g->link[i].flags & OO_LINK_HEALTHY) ||
+			    dist[s] <= dist[u] + 1U)
+				continue;
+			dist[s] = (uint8_t)(dist[u] + 1U);
+			queue[tail++] = s;
+		}
+	}
+}
+
+void oo_minhop_rows(const struct oo_updn_graph *g, unsigned target,
+		    const uint8_t *dist, uint8_t *hops)
+{
+	unsigned s, i;
+
+	memset(hops, OO_HOPS_NONE, (size_t)g->num_sw * g->stride);
+	for (s = 0; s < g->num_sw; s++) {
+		uint8_t *row = &hops[(size_t)s * g->stride];
+
+		if (s == target)
+			row[0] = 0;
+		for (i = g->first[s]; i < g->first[s + 1]; i++) {
+			const struct oo_updn_link *l = &g->link[i];
+			unsigned val = OO_HOPS_NONE;
+
+			if ((l->flags & OO_LINK_DIRECT) && l->to == target)
+				val = 1;
+			if ((l->flags & OO_LINK_HEALTHY) &&
+			    dist[l->to] != OO_HOPS_NONE &&
+			    dist[l->to] + 1U < val)
+				val = dist[l->to] + 1U;
+			if (val >= row[l->port])
+				continue;
+			row[l->port] = (uint8_t)val;
+			if (val < row[0])
+				row[0] = (uint8_t)val;
+		}
+	}
+}

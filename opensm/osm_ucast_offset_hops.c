@@ -1,0 +1,579 @@
+/*
+ * osmoffset - the updn engine's hop tables, built fast
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ *
+ * OpenSM glue for osm_offset_updn.c: read the switches, their links and
+ * the root switches out of OpenSM, run one search per destination switch
+ * and copy the results into the switches' hop tables, which multicast
+ * routing and SA path records read later.  The tables are the ones
+ * OpenSM's updn stage would have built, byte for byte.
+ */
+
+#if HAVE_CONFIG_H
+#  include <config.h>
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include <opensm/osm_config.h>
+#include <complib/cl_qmap.h>
+#include <complib/cl_nodenamemap.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_switch.h>
+#include <opensm/osm_node.h>
+#include <opensm/osm_port.h>
+#include <opensm/osm_log.h>
+
+#include "osmoffset.h"
+#include "osmoffset_glue.h"
+
+struct oo_hops {
+	osm_opensm_t *osm;
+	osm_log_t *log;
+	struct oo_updn_graph g;
+	osm_switch_t **sw;	/* by index, in OpenSM's switch table order */
+	uint16_t *lid;		/* base LID of each switch */
+	unsigned *first;
+	unsigned *rank;
+	uint64_t *id;
+	unsigned num_roots;
+	struct oo_updn_work w;
+	uint8_t *lid_is_switch;	/* by LID: some switch's base LID */
+	unsigned max_lid;	/* smallest max_lid_ho of all switches */
+};
+
+/* The switch's index, kept in sw->priv while the stage runs (as updn). */
+static unsigned sw_index(const osm_switch_t *sw)
+{
+	return (unsigned)((uintptr_t)sw->priv - 1);
+}
+
+static void free_hops(struct oo_hops *h)
+{
+	unsigned i;
+
+	if (h->sw)
+		for (i = 0; i < h->g.num_sw; i++)
+			if (h->sw[i])
+				h->sw[i]->priv = NULL;
+	free(h->sw);
+	free(h->lid);
+	free(h->first);
+	free(h->g.link);
+	free(h->rank);
+	free(h->id);
+	free(h->w.hops);
+	free(h->w.queued);
+	free(h->w.down);
+	free(h->w.queue);
+	free(h->lid_is_switch);
+}
+
+static int alloc_hops(struct oo_hops *h, unsigned n)
+{
+	h->sw = calloc(n + 1, sizeof(*h->sw));
+	h->lid = calloc(n + 1, sizeof(*h->lid));
+	h->first = calloc(n + 2, sizeof(*h->first));
+	h->rank = calloc(n + 1, sizeof(*h->rank));
+	h->id = calloc(n + 1, sizeof(*h->id));
+	h->w.queued = calloc(n + 1, 1);
+	h->w.down = calloc(n + 1, 1);
+	h->w.queue = calloc(n + 2, sizeof(*h->w.queue));
+	return h->sw && h->lid && h->first && h->rank && h->id &&
+	    h->w.queued && h->w.down && h->w.queue ? 0 : -1;
+}
+
+/*
+ * Index the switches; say no (1) if a switch lacks tables or has a base
+ * LID that OpenSM's own stage could not set.
+ */
+static int index_switches(struct oo_hops *h)
+{
+	cl_qmap_t *tbl = &h->osm->subn.sw_guid_tbl;
+	cl_map_item_t *item;
+	unsigned i = 0;
+
+	h->max_lid = 0xffff;
+	h->g.stride = 1;
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item), i++) {
+		osm_switch_t *sw = (osm_switch_t *)item;
+
+		h->sw[i] = sw;
+		h->lid[i] = cl_ntoh16(osm_node_get_base_lid(sw->p_node, 0));
+		h->id[i] = cl_ntoh64(osm_node_get_node_guid(sw->p_node));
+		h->rank[i] = OO_UPDN_NO_RANK;
+		/* updn sets hops up to max_lid_ho; rows exist below
+		   num_hops */
+		if (sw->max_lid_ho < h->max_lid)
+			h->max_lid = sw->max_lid_ho;
+		if (sw->num_hops && sw->num_hops - 1U < h->max_lid)
+			h->max_lid = sw->num_hops - 1;
+		if (sw->num_ports > h->g.stride)
+			h->g.stride = sw->num_ports;
+		if (!sw->hops || !sw->num_hops)
+			return 1;
+	}
+	for (i = 0; i < h->g.num_sw; i++) {
+		if (!h->lid[i] || h->lid[i] > h->max_lid)
+			return 1;
+		h->sw[i]->priv = (void *)(uintptr_t)(i + 1);
+	}
+	return 0;
+}
+
+/* The switch behind a port for the ranking search, as updn ranks. */
+static osm_switch_t *ranking_neighbour(osm_switch_t *sw, uint8_t port)
+{
+	osm_physp_t *p = osm_node_get_physp_ptr(sw->p_node, port);
+
+	if (!p || !p->p_remote_physp)
+		return NULL;
+	return p->p_remote_physp->p_node->sw;
+}
+
+/* The switch behind a port for the hop searches, and its port. */
+static osm_switch_t *routing_neighbour(osm_switch_t *sw, uint8_t port,
+				       uint8_t *rport)
+{
+	osm_node_t *rn = osm_node_get_remote_node(sw->p_node, port, rport);
+
+	return rn ? rn->sw : NULL;
+}
+
+static uint8_t link_flags(osm_switch_t *sw, uint8_t port, osm_switch_t *rs,
+			  osm_switch_t *ws)
+{
+	osm_physp_t *p = osm_node_get_physp_ptr(sw->p_node, port);
+	uint8_t flags = 0;
+
+	if (rs)
+		flags |= OO_LINK_RANKS;
+	if (ws)
+		flags |= OO_LINK_ROUTES;
+	if (rs && rs != sw)
+		flags |= OO_LINK_DIRECT;
+	if (ws && ws != sw && p && osm_link_is_healthy(p))
+		flags |= OO_LINK_HEALTHY;
+	return flags;
+}
+
+/*
+ * The links of every switch to switches, by port.  Returns their number,
+ * or 0 with *odd set when a port's two views of its link disagree (then
+ * updn's own stage decides).
+ */
+static unsigned scan_links(struct oo_hops *h, struct oo_updn_link *out,
+			   int *odd)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < h->g.num_sw; s++) {
+		osm_switch_t *sw = h->sw[s];
+		uint8_t port;
+
+		h->first[s] = n;
+		for (port = 1; port < sw->num_ports; port++) {
+			osm_switch_t *rs = ranking_neighbour(sw, port);
+			uint8_t rport = 0;
+			osm_switch_t *ws = routing_neighbour(sw, port, &rport);
+
+			if (!rs && !ws)
+				continue;
+			if (rs && ws && rs != ws) {
+				*odd = 1;
+				return 0;
+			}
+			if (out) {
+				struct oo_updn_link *l = &out[n];
+
+				l->to = sw_index(ws ? ws : rs);
+				l->port = port;
+				l->rport = rport;
+				l->flags = link_flags(sw, port, rs, ws);
+			}
+			n++;
+		}
+	}
+	h->first[h->g.num_sw] = n;
+	return n;
+}
+
+static const struct oo_updn_link *link_at(const struct oo_hops *h,
+					  unsigned s, uint8_t port)
+{
+	unsigned i;
+
+	for (i = h->first[s]; i < h->first[s + 1]; i++)
+		if (h->g.link[i].port == port)
+			return &h->g.link[i];
+	return NULL;
+}
+
+/*
+ * The min-hop search walks links from the far end: every link must look
+ * the same from both of its ends.
+ */
+static int links_symmetric(const struct oo_hops *h)
+{
+	const uint8_t both = OO_LINK_ROUTES | OO_LINK_DIRECT | OO_LINK_HEALTHY;
+	unsigned s, i;
+
+	for (s = 0; s < h->g.num_sw; s++)
+		for (i = h->first[s]; i < h->first[s + 1]; i++) {
+			const struct oo_updn_link *l = &h->g.link[i], *back;
+
+			if (!(l->flags & OO_LINK_ROUTES))
+				continue;
+			back = link_at(h, l->to, l->rport);
+			if (!back || back->to != s || back->rport != l->port ||
+			    (back->flags & both) != (l->flags & both))
+				return 0;
+		}
+	return 1;
+}
+
+static int build_links(struct oo_hops *h)
+{
+	int odd = 0;
+	unsigned n = scan_links(h, NULL, &odd);
+
+	if (odd)
+		return 1;
+	h->g.link = calloc(n + 1, sizeof(*h->g.link));
+	if (!h->g.link)
+		return -1;
+	scan_links(h, h->g.link, &odd);
+	h->g.first = h->first;
+	h->g.rank = h->rank;
+	h->g.id = h->id;
+	return links_symmetric(h) ? 0 : 1;
+}
+
+static int mark_root(void *ctx, uint64_t guid, char *rest)
+{
+	struct oo_hops *h = ctx;
+	osm_switch_t *sw = osm_get_switch_by_guid(&h->osm->subn,
+						  cl_hton64(guid));
+
+	(void)rest;
+	if (!sw) {
+		OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: root switch "
+			"0x%016" PRIx64 " is not in the fabric\n", guid);
+		return 0;
+	}
+	h->rank[sw_index(sw)] = 0;
+	h->num_roots++;
+	return 0;
+}
+
+static void dump_root(cl_map_item_t *item, FILE *file, void *ctx)
+{
+	osm_switch_t *sw = (osm_switch_t *)item;
+	struct oo_hops *h = ctx;
+
+	if (!h->rank[sw_index(sw)])
+		fprintf(file, "0x%" PRIx64 "\n",
+			cl_ntoh64(osm_node_get_node_guid(sw->p_node)));
+}
+
+/* The root list updn writes with the routing dumps. */
+static void dump_roots(struct oo_hops *h)
+{
+	if (osm_log_is_active(h->log, OSM_LOG_ROUTING))
+		osm_dump_qmap_to_file(h->osm, "opensm-updn-roots.dump",
+				      &h->osm->subn.sw_guid_tbl, dump_root,
+				      h);
+}
+
+/* Clear every hop-table row that no search below will rewrite. */
+static int clear_other_rows(struct oo_hops *h)
+{
+	unsigned s, lid, max = 0;
+
+	for (s = 0; s < h->g.num_sw; s++)
+		if (h->sw[s]->num_hops > max)
+			max = h->sw[s]->num_hops;
+	h->lid_is_switch = calloc(max + 1, 1);
+	if (!h->lid_is_switch)
+		return -1;
+	for (s = 0; s < h->g.num_sw; s++)
+		h->lid_is_switch[h->lid[s]] = 1;
+	for (s = 0; s < h->g.num_sw; s++) {
+		osm_switch_t *sw = h->sw[s];
+
+		for (lid = 0; lid < sw->num_hops; lid++)
+			if (sw->hops[lid] && !h->lid_is_switch[lid])
+				memset(sw->hops[lid], OSM_NO_PATH,
+				       sw->num_ports);
+	}
+	return 0;
+}
+
+/*
+ * Give every switch a row for every switch LID, switch by switch, so that
+ * the rows of one switch lie together in memory: the LFT stage reads them
+ * switch by switch.  A row of OSM_NO_PATH means what a missing row means.
+ * Rows stay allocated from sweep to sweep, so this only allocates on the
+ * first sweep or after new switches or LIDs appeared.
+ */
+static int alloc_rows(struct oo_hops *h)
+{
+	unsigned s, d;
+
+	for (s = 0; s < h->g.num_sw; s++) {
+		osm_switch_t *sw = h->sw[s];
+
+		for (d = 0; d < h->g.num_sw; d++) {
+			uint16_t lid = h->lid[d];
+
+			if (sw->hops[lid])
+				continue;
+			/* OpenSM frees these rows with free() */
+			sw->hops[lid] = malloc(sw->num_ports);
+			if (!sw->hops[lid])
+				return -1;
+			memset(sw->hops[lid], OSM_NO_PATH, sw->num_ports);
+		}
+	}
+	return 0;
+}
+
+/* Copy one search's results into every switch's row for dest's LID. */
+static void store_rows(struct oo_hops *h, unsigned dest)
+{
+	uint16_t lid = h->lid[dest];
+	unsigned s;
+
+	for (s = 0; s < h->g.num_sw; s++) {
+		osm_switch_t *sw = h->sw[s];
+		const uint8_t *src = &h->w.hops[(size_t)s * h->g.stride];
+		uint8_t *row = sw->hops[lid];
+
+		memcpy(row, src, sw->num_ports);
+	}
+}
+
+/* End ports (not switches) behind each switch, as updn counts them. */
+static unsigned count_cas(struct oo_hops *h, unsigned *cas)
+{
+	cl_qmap_t *tbl = &h->osm->subn.port_guid_tbl;
+	cl_map_item_t *item;
+	unsigned total = 0;
+
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item)) {
+		osm_port_t *port = (osm_port_t *)item;
+		osm_physp_t *remote;
+
+		if (port->p_node->sw || !port->p_physp)
+			continue;
+		remote = port->p_physp->p_remote_physp;
+		if (!remote || !remote->p_node->sw)
+			continue;
+		cas[sw_index(remote->p_node->sw)]++;
+		total++;
+	}
+	return total;
+}
+
+/*
+ * updn's root detection: a switch is a root when, of all end ports, more
+ * than 90 % sit at one min-hop distance from it and no other distance has
+ * more than 5 % of them.
+ */
+static int find_roots_by_hops(struct oo_hops *h)
+{
+	unsigned n = h->g.num_sw, s, t, i, cas_num;
+	unsigned *cas = calloc(n + 1, sizeof(*cas));
+	unsigned *hist = calloc((size_t)n * IB_SUBNET_PATH_HOPS_MAX + 1,
+				sizeof(*hist));
+	uint8_t *dist = malloc(n + 1);
+	double thd1, thd2;
+
+	if (!cas || !hist || !dist) {
+		free(cas);
+		free(hist);
+		free(dist);
+		return -1;
+	}
+	cas_num = count_cas(h, cas);
+	thd1 = cas_num * 0.9;
+	thd2 = cas_num * 0.05;
+	for (t = 0; t < n; t++) {
+		if (!cas[t])
+			continue;
+		oo_minhop_distances(&h->g, t, dist, h->w.queue);
+		for (s = 0; s < n; s++)
+			if (dist[s] < IB_SUBNET_PATH_HOPS_MAX)
+				hist[(size_t)s * IB_SUBNET_PATH_HOPS_MAX +
+				     dist[s]] += cas[t];
+	}
+	for (s = 0; s < n; s++) {
+		const unsigned *bar = &hist[(size_t)s * IB_SUBNET_PATH_HOPS_MAX];
+		unsigned over1 = 0, over2 = 0;
+
+		for (i = 0; i < IB_SUBNET_PATH_HOPS_MAX; i++) {
+			over1 += bar[i] > thd1;
+			over2 += bar[i] > thd2;
+		}
+		if (over1 == 1 && over2 == 1) {
+			h->rank[s] = 0;
+			h->num_roots++;
+		}
+	}
+	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u root switches found "
+		"from the min-hop distances of %u end ports\n", h->num_roots,
+		cas_num);
+	free(cas);
+	free(hist);
+	free(dist);
+	return 0;
+}
+
+/*
+ * The root switches, as updn finds them: from the root GUID file, or,
+ * without one or when it cannot be parsed, from the min-hop distances.
+ * Returns 1 when updn's own stage must decide (hop weights change the
+ * min-hop distances).
+ */
+static int find_roots(struct oo_hops *h)
+{
+	const char *file = h->osm->subn.opt.root_guid_file;
+
+	if (file) {
+		if (!parse_node_map(file, mark_root, h))
+			return 0;
+		OSM_LOG(h->log, OSM_LOG_ERROR, "ERR 9F07: osmoffset: cannot "
+			"parse root GUID file '%s'; finding the roots from the "
+			"min-hop distances\n", file);
+	}
+	if (h->osm->subn.opt.hop_weights_file)
+		return 1;
+	return find_roots_by_hops(h) ? 1 : 0;
+}
+
+/* The switches and their links; 1 when OpenSM's own stage must decide. */
+static int prepare(struct oo_hops *h)
+{
+	int ret;
+
+	if (alloc_hops(h, h->g.num_sw))
+		return 1;
+	ret = index_switches(h);
+	if (ret)
+		return ret;
+	ret = build_links(h);
+	if (ret)
+		return 1;
+	h->w.hops = malloc((size_t)h->g.num_sw * h->g.stride + 1);
+	return h->w.hops ? 0 : 1;
+}
+
+/*
+ * Write the hop tables: one search per destination switch.  On failure
+ * every table is cleared again, as at the start of routing, for the
+ * engine's own stage to build.
+ */
+static int fill_tables(struct oo_hops *h, int minhop, const char *what)
+{
+	uint8_t *dist = NULL;
+	unsigned s;
+
+	if (minhop && !(dist = malloc(h->g.num_sw + 1)))
+		goto no_memory;
+	if (alloc_rows(h) || clear_other_rows(h))
+		goto no_memory;
+	for (s = 0; s < h->g.num_sw; s++) {
+		if (minhop) {
+			oo_minhop_distances(&h->g, s, dist, h->w.queue);
+			oo_minhop_rows(&h->g, s, dist, h->w.hops);
+		} else
+			oo_updn_hops(&h->g, s, &h->w);
+		store_rows(h, s);
+	}
+	free(dist);
+	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %s hop tables of %u "
+		"switches built\n", what, h->g.num_sw);
+	return 0;
+
+no_memory:
+	free(dist);
+	for (s = 0; s < h->g.num_sw; s++)
+		osm_switch_clear_hops(h->sw[s]);
+	OSM_LOG(h->log, OSM_LOG_ERROR, "ERR 9F06: osmoffset: no memory for "
+		"the %s hop tables; the routing engine builds them itself\n",
+		what);
+	return 1;
+}
+
+static int build_updn(struct oo_hops *h)
+{
+	unsigned max_rank;
+	int ret = prepare(h);
+
+	if (ret)
+		return ret;
+	ret = find_roots(h);
+	if (ret)
+		return ret;
+	if (!h->num_roots) {
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: no root switches "
+			"found, up/down routing cannot be used\n");
+		dump_roots(h);
+		return -1;
+	}
+	max_rank = oo_updn_rank(&h->g, h->w.queue);
+	oo_updn_directions(&h->g);
+	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u switches ranked "
+		"from %u roots, highest rank %u\n", h->g.num_sw, h->num_roots,
+		max_rank);
+	ret = fill_tables(h, 0, "up/down");
+	if (!ret)
+		dump_roots(h);
+	return ret;
+}
+
+static void init_hops(struct oo_hops *h, osm_opensm_t *osm)
+{
+	memset(h, 0, sizeof(*h));
+	h->osm = osm;
+	h->log = &osm->log;
+	h->g.num_sw = cl_qmap_count(&osm->subn.sw_guid_tbl);
+}
+
+int oo_updn_build_hop_tables(struct osm_opensm *osm)
+{
+	struct oo_hops h;
+	int ret;
+
+	if (osm->subn.opt.connect_roots || osm->subn.opt.ids_guid_file ||
+	    !cl_qmap_count(&osm->subn.sw_guid_tbl))
+		return 1;
+	init_hops(&h, osm);
+	ret = build_updn(&h);
+	free_hops(&h);
+	return ret;
+}
+
+int oo_minhop_build_hop_tables(struct osm_opensm *osm)
+{
+	struct oo_hops h;
+	int ret;
+
+	if (osm->subn.opt.hop_weights_file ||
+	    !cl_qmap_count(&osm->subn.sw_guid_tbl))
+		return 1;
+	init_hops(&h, osm);
+	ret = prepare(&h);
+	if (!ret)
+		ret = fill_tables(&h, 1, "min-hop");
+	free_hops(&h);
+	return ret;
+}
