@@ -10,7 +10,19 @@
 #ifndef OSMOFFSET_GLUE_H
 #define OSMOFFSET_GLUE_H
 
+#include <time.h>
+
 struct osm_opensm;
+
+/* CPU time of the calling thread, in seconds, for the log lines. */
+static inline double oo_thread_cpu_seconds(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+		return 0.0;
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 /*
  * The updn engine's hop-table stage (build_lid_matrices), computed with

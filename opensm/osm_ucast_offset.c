@@ -83,6 +83,7 @@ struct oo_dest {
 /* What the coordinated rule needs to know of one switch. */
 struct oo_swinfo {
 	osm_switch_t *sw;
+	uint16_t lid;		/* base LID */
 	unsigned level;		/* hops to the nearest switch with CAs */
 	unsigned rank;		/* position among the switches of its level */
 	unsigned *parents;	/* sorted ranks of the switches above it */
@@ -132,6 +133,7 @@ struct oo_plan {
 	uint8_t n;		/* equal-cost candidates */
 	uint8_t live;		/* up: slots with a candidate */
 	uint8_t one_child;	/* down: all candidates lead to one switch */
+	uint8_t classified;	/* kind is known */
 	uint8_t *port;		/* candidates, by port number */
 	uint8_t *order;		/* down: candidates by child rank */
 	uint8_t *by_slot;	/* up: candidate filling each slot */
@@ -169,8 +171,10 @@ struct oo_build {
 	unsigned detours;	/* up detours taken for this LID offset */
 	struct oo_candidate cand[OO_PORTS];
 	/* per port of the switch being built */
-	uint8_t port_remote[OO_PORTS];	/* healthy link */
 	uint8_t prof_ignored[OO_PORTS];
+	uint16_t port_level[OO_PORTS];	/* of the switch behind, or none */
+	uint8_t link_port[OO_PORTS];	/* healthy links to other switches */
+	unsigned num_links;
 };
 
 /**********************************************************************
@@ -628,6 +632,8 @@ static int build_tree(struct oo_build *b)
 	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
 	     item = cl_qmap_next(item), i++) {
 		t->info[i].sw = (osm_switch_t *)item;
+		t->info[i].lid = cl_ntoh16(osm_node_get_base_lid(
+						t->info[i].sw->p_node, 0));
 		t->index[i].sw = (osm_switch_t *)item;
 		t->index[i].idx = i;
 	}
@@ -665,28 +671,22 @@ static void plan_candidates(const struct oo_build *b,
 			    struct oo_plan *pl)
 {
 	const osm_switch_t *sw = si->sw;
-	uint8_t least, port;
-	unsigned n = 0;
+	const uint8_t *row;
+	unsigned i, n = 0;
 
-	least = osm_switch_get_least_hops(sw, target_lid);
-	if (least == OSM_NO_PATH)
+	if (target_lid > sw->max_lid_ho || !(row = sw->hops[target_lid]) ||
+	    row[0] == OSM_NO_PATH)
 		return;
-	for (port = 1; port < sw->num_ports; port++) {
-		if (!b->port_remote[port] ||
-		    osm_switch_get_hop_count(sw, target_lid, port) != least)
-			continue;
-		pl->port[n++] = port;
-	}
+	for (i = 0; i < b->num_links; i++)
+		if (row[b->link_port[i]] == row[0])
+			pl->port[n++] = b->link_port[i];
 	pl->n = (uint8_t)n;
 }
 
 /* The level of the switch behind a candidate, or OO_NO_LEVEL. */
-static unsigned cand_level(const struct oo_build *b,
-			   const struct oo_swinfo *si, uint8_t port)
+static unsigned cand_level(const struct oo_build *b, uint8_t port)
 {
-	unsigned r = si->remote[port];
-
-	return r ? b->tree.info[r - 1].level : OO_NO_LEVEL;
+	return b->port_level[port];
 }
 
 /*
@@ -753,16 +753,23 @@ static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
 static void make_plan(const struct oo_build *b, const struct oo_swinfo *si,
 		      uint16_t target_lid, struct oo_plan *pl)
 {
-	unsigned i, up = 0, down = 0;
-
 	pl->kind = OO_PLAN_PLAIN;
+	pl->classified = 0;
 	pl->n = 0;
 	plan_candidates(b, si, target_lid, pl);
+}
+
+static void classify_plan(const struct oo_build *b,
+			  const struct oo_swinfo *si, struct oo_plan *pl)
+{
+	unsigned i, up = 0, down = 0;
+
+	pl->classified = 1;
 	if (b->rule != OO_RULE_COORDINATED || si->level == OO_NO_LEVEL ||
 	    !pl->n)
 		return;
 	for (i = 0; i < pl->n; i++) {
-		unsigned level = cand_level(b, si, pl->port[i]);
+		unsigned level = cand_level(b, pl->port[i]);
 
 		if (level == OO_NO_LEVEL)
 			return;
@@ -777,6 +784,12 @@ static void make_plan(const struct oo_build *b, const struct oo_swinfo *si,
 		plan_down(b, si, pl);
 }
 
+/*
+ * The plan toward a destination's target switch.  Its candidates are
+ * found once per switch and target; what the coordinated rule makes of
+ * them only when a CA behind the target asks (a switch's own LID never
+ * does).
+ */
 static const struct oo_plan *plan_for(struct oo_build *b,
 				      const struct oo_swinfo *si,
 				      const struct oo_dest *d)
@@ -788,6 +801,8 @@ static const struct oo_plan *plan_for(struct oo_build *b,
 		make_plan(b, si, d->target_lid, pl);
 		pl->stamp = stamp;
 	}
+	if (!d->is_switch && !pl->classified)
+		classify_plan(b, si, pl);
 	return pl;
 }
 
@@ -929,22 +944,50 @@ static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 	}
 }
 
-/* Which ports of the switch have a healthy link, and which are ignored. */
+/*
+ * The ports of the switch with a healthy link to another switch (only
+ * they can be equal-cost candidates toward a switch LID: ports to CAs and
+ * loops never have the least hop count), the level behind each port, and
+ * which ports the port profiles ignore.
+ */
 static void scan_ports(struct oo_build *b, const struct oo_swinfo *si)
 {
 	osm_switch_t *sw = si->sw;
 	uint8_t port;
 
-	memset(b->port_remote, 0, sizeof(b->port_remote));
-	memset(b->prof_ignored, 0, sizeof(b->prof_ignored));
+	b->num_links = 0;
 	for (port = 1; port < sw->num_ports; port++) {
 		osm_physp_t *p = osm_node_get_physp_ptr(sw->p_node, port);
+		unsigned r = si->remote[port];
 
-		if (!p)
-			continue;
-		b->prof_ignored[port] = p->is_prof_ignored ? 1 : 0;
-		if (osm_physp_is_healthy(p) && osm_physp_get_remote(p))
-			b->port_remote[port] = 1;
+		b->prof_ignored[port] = p && p->is_prof_ignored ? 1 : 0;
+		b->port_level[port] = r ? (uint16_t)b->tree.info[r - 1].level :
+		    OO_NO_LEVEL;
+		if (r && p && osm_physp_is_healthy(p) &&
+		    osm_physp_get_remote(p))
+			b->link_port[b->num_links++] = port;
+	}
+}
+
+/*
+ * The candidates toward every target switch, in table order: the hop
+ * table rows are then read in the order they were allocated in, which the
+ * memory prefetcher follows (one row per target and switch would
+ * otherwise cost a cache miss each).
+ */
+static void plan_all_targets(struct oo_build *b, const struct oo_swinfo *si)
+{
+	const osm_switch_t *sw = si->sw;
+	unsigned stamp = (unsigned)(si - b->tree.info) + 1, t;
+
+	for (t = 0; t < b->tree.num_sw; t++) {
+		unsigned ahead = t + 8;
+
+		if (ahead < b->tree.num_sw &&
+		    b->tree.info[ahead].lid <= sw->max_lid_ho)
+			__builtin_prefetch(sw->hops[b->tree.info[ahead].lid]);
+		make_plan(b, si, b->tree.info[t].lid, &b->plans[t]);
+		b->plans[t].stamp = stamp;
 	}
 }
 
@@ -959,6 +1002,7 @@ static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 		memset(b->used_remote, 0, sizeof(*b->used_remote) *
 		       b->num_dests * b->lids_per_port);
 	scan_ports(b, si);
+	plan_all_targets(b, si);
 
 	/* All base LIDs first, then each further LID offset in turn. */
 	for (offset = 0; offset < b->lids_per_port; offset++) {
@@ -1111,6 +1155,7 @@ static int prepare_build(struct oo_build *b)
 
 static int build_offset_lfts(struct oo_plugin *plugin)
 {
+	double cpu = oo_thread_cpu_seconds();
 	osm_opensm_t *osm = plugin->osm;
 	struct oo_build *b;
 	unsigned i;
@@ -1142,9 +1187,10 @@ static int build_offset_lfts(struct oo_plugin *plugin)
 	}
 
 	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: LFTs of %u switches "
-		"built with port offsetting (%s), %u destinations, LMC %u\n",
-		b->tree.num_sw, oo_rule_name(b->rule), b->num_dests,
-		osm->subn.opt.lmc);
+		"built with port offsetting (%s), %u destinations, LMC %u "
+		"(%.3f s CPU)\n", b->tree.num_sw, oo_rule_name(b->rule),
+		b->num_dests, osm->subn.opt.lmc,
+		oo_thread_cpu_seconds() - cpu);
 	free_build(b);
 	return 0;
 

@@ -46,7 +46,13 @@ struct oo_hops {
 	struct oo_updn_work w;
 	uint8_t *lid_is_switch;	/* by LID: some switch's base LID */
 	unsigned max_lid;	/* smallest max_lid_ho of all switches */
+	uint8_t *batch;		/* hop matrices of several searches */
+	unsigned batch_len;	/* how many */
 };
+
+/* Searches per batch: as many as fit in about 2 MB, at most 64. */
+#define OO_BATCH_BYTES (2U << 20)
+#define OO_BATCH_MAX 64
 
 /* The switch's index, kept in sw->priv while the stage runs (as updn). */
 static unsigned sw_index(const osm_switch_t *sw)
@@ -68,7 +74,7 @@ static void free_hops(struct oo_hops *h)
 	free(h->g.link);
 	free(h->rank);
 	free(h->id);
-	free(h->w.hops);
+	free(h->batch);
 	free(h->w.queued);
 	free(h->w.down);
 	free(h->w.queue);
@@ -320,6 +326,7 @@ static int clear_other_rows(struct oo_hops *h)
  * Give every switch a row for every switch LID, switch by switch, so that
  * the rows of one switch lie together in memory: the LFT stage reads them
  * switch by switch.  A row of OSM_NO_PATH means what a missing row means.
+ * On failure the caller clears every row, new ones included.
  * Rows stay allocated from sweep to sweep, so this only allocates on the
  * first sweep or after new switches or LIDs appeared.
  */
@@ -335,28 +342,35 @@ static int alloc_rows(struct oo_hops *h)
 
 			if (sw->hops[lid])
 				continue;
-			/* OpenSM frees these rows with free() */
+			/* OpenSM frees these rows with free(); every row
+			   is written in full by store_rows() */
 			sw->hops[lid] = malloc(sw->num_ports);
 			if (!sw->hops[lid])
 				return -1;
-			memset(sw->hops[lid], OSM_NO_PATH, sw->num_ports);
 		}
 	}
 	return 0;
 }
 
-/* Copy one search's results into every switch's row for dest's LID. */
-static void store_rows(struct oo_hops *h, unsigned dest)
+/*
+ * Copy the results of the searches toward destinations first .. first +
+ * count - 1 (matrix k of the batch for destination first + k) into the
+ * switches' rows, switch by switch: a switch's rows for consecutive
+ * destinations were allocated one after the other, so the copies run
+ * through memory in order.
+ */
+static void store_rows(struct oo_hops *h, unsigned first, unsigned count)
 {
-	uint16_t lid = h->lid[dest];
-	unsigned s;
+	size_t mat = (size_t)h->g.num_sw * h->g.stride;
+	unsigned s, k;
 
 	for (s = 0; s < h->g.num_sw; s++) {
 		osm_switch_t *sw = h->sw[s];
-		const uint8_t *src = &h->w.hops[(size_t)s * h->g.stride];
-		uint8_t *row = sw->hops[lid];
+		const uint8_t *src = h->batch + (size_t)s * h->g.stride;
 
-		memcpy(row, src, sw->num_ports);
+		for (k = 0; k < count; k++)
+			memcpy(sw->hops[h->lid[first + k]], src + k * mat,
+			       sw->num_ports);
 	}
 }
 
@@ -462,6 +476,7 @@ static int find_roots(struct oo_hops *h)
 /* The switches and their links; 1 when OpenSM's own stage must decide. */
 static int prepare(struct oo_hops *h)
 {
+	size_t mat;
 	int ret;
 
 	if (alloc_hops(h, h->g.num_sw))
@@ -472,8 +487,14 @@ static int prepare(struct oo_hops *h)
 	ret = build_links(h);
 	if (ret)
 		return 1;
-	h->w.hops = malloc((size_t)h->g.num_sw * h->g.stride + 1);
-	return h->w.hops ? 0 : 1;
+	mat = (size_t)h->g.num_sw * h->g.stride;
+	h->batch_len = (unsigned)(OO_BATCH_BYTES / mat);
+	if (h->batch_len > OO_BATCH_MAX)
+		h->batch_len = OO_BATCH_MAX;
+	if (!h->batch_len)
+		h->batch_len = 1;
+	h->batch = malloc(mat * h->batch_len + 1);
+	return h->batch ? 0 : 1;
 }
 
 /*
@@ -483,24 +504,35 @@ static int prepare(struct oo_hops *h)
  */
 static int fill_tables(struct oo_hops *h, int minhop, const char *what)
 {
+	double cpu = oo_thread_cpu_seconds();
+	size_t mat = (size_t)h->g.num_sw * h->g.stride;
 	uint8_t *dist = NULL;
-	unsigned s;
+	unsigned first, count, k, s;
 
 	if (minhop && !(dist = malloc(h->g.num_sw + 1)))
 		goto no_memory;
 	if (alloc_rows(h) || clear_other_rows(h))
 		goto no_memory;
-	for (s = 0; s < h->g.num_sw; s++) {
-		if (minhop) {
-			oo_minhop_distances(&h->g, s, dist, h->w.queue);
-			oo_minhop_rows(&h->g, s, dist, h->w.hops);
-		} else
-			oo_updn_hops(&h->g, s, &h->w);
-		store_rows(h, s);
+	for (first = 0; first < h->g.num_sw; first += count) {
+		count = h->g.num_sw - first;
+		if (count > h->batch_len)
+			count = h->batch_len;
+		for (k = 0; k < count; k++) {
+			h->w.hops = h->batch + k * mat;
+			if (minhop) {
+				oo_minhop_distances(&h->g, first + k, dist,
+						    h->w.queue);
+				oo_minhop_rows(&h->g, first + k, dist,
+					       h->w.hops);
+			} else
+				oo_updn_hops(&h->g, first + k, &h->w);
+		}
+		store_rows(h, first, count);
 	}
 	free(dist);
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %s hop tables of %u "
-		"switches built\n", what, h->g.num_sw);
+		"switches built (%.3f s CPU)\n", what, h->g.num_sw,
+		oo_thread_cpu_seconds() - cpu);
 	return 0;
 
 no_memory:
