@@ -17,6 +17,9 @@ if [ "$1" = "--big" ]; then
     "$G" 2level --leaves 24 --spines 12 --hosts-per-leaf 24 --random-guids -o ft2-oversub-576.net
     "$G" 2level --leaves 36 --spines 18 --hosts-per-leaf 18 --random-guids --remove-links 0.05 --seed 1 -o ft2-648-degraded.net
     "$G" kary --k 18 --levels 3 --random-guids -o kary-18-3.net
+    # sequential GUIDs: with random ones the LMC alignment gap after each
+    # switch LID makes OpenSM run out of unicast LIDs at LMC 2 (ERR 0307)
+    "$G" ft3 --radix 36 -o ft3-36.net
     exit 0
 fi
 [ $# -eq 0 ] || { echo "usage: $0 [--big DIR]" >&2; exit 2; }

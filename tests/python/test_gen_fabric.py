@@ -423,3 +423,116 @@ def test_big_648_host_fabric(tmp_path):
     rc, res = check("--use-roots", "-l", "0", str(out))
     assert rc == 0, res[0]["problems"]
     assert res[0]["ca_ports"] == 648
+
+
+# ------------------------------------------------------------ ft3
+
+@pytest.mark.parametrize("R", [2, 4, 6])
+def test_ft3_counts_and_wiring(R):
+    h = R // 2
+    order, nodes = gen("ft3", "--radix", str(R))
+    consistent(nodes)
+    assert order[0] == "h0000"
+    hosts = [n for n in order if nodes[n]["type"] == "ca"]
+    leaves = [n for n in order if n.startswith("leaf-")]
+    mids = [n for n in order if n.startswith("mid-")]
+    tops = [n for n in order if n.startswith("top-")]
+    assert (len(hosts), len(leaves), len(mids), len(tops)) == \
+        (R * h * h, R * h, R * h, h * h)
+    assert len(nodes) == len(hosts) + len(leaves) + len(mids) + len(tops)
+    assert isl(nodes) == 2 * R * h * h
+    for s in leaves + mids + tops:
+        assert nodes[s]["nports"] == R
+        assert sorted(nodes[s]["ports"]) == list(range(1, R + 1))
+    for p in range(R):
+        for l in range(h):
+            leaf = nodes["leaf-%02d-%02d" % (p, l)]
+            for x in range(h):     # hosts on ports 1..R/2, in order
+                assert leaf["ports"][1 + x] == (
+                    "h%04d" % ((p * h + l) * h + x), 1)
+            for j in range(h):     # port R/2+1+j -> mid j of the pod
+                assert leaf["ports"][h + 1 + j] == (
+                    "mid-%02d-%02d" % (p, j), 1 + l)
+        for j in range(h):
+            mid = nodes["mid-%02d-%02d" % (p, j)]
+            for t in range(h):     # mid j -> the R/2 tops of group j
+                assert mid["ports"][h + 1 + t] == (
+                    "top-%02d-%02d" % (j, t), 1 + p)
+    for t in tops:                 # one down link per pod
+        assert sorted(r.split("-")[1] for r, _ in
+                      nodes[t]["ports"].values()) == \
+            ["%02d" % p for p in range(R)]
+
+
+def test_ft3_full_bisection_and_roots():
+    r = run("ft3", "--radix", "4")
+    order, nodes = parse(r.stdout)
+    roots = re.findall(r"^# updn-root (0x[0-9a-f]{16}) (\S+)$", r.stdout,
+                       re.M)
+    assert sorted(n for _, n in roots) == ["top-00-00", "top-00-01",
+                                          "top-01-00", "top-01-01"]
+    for g, n in roots:
+        assert nodes[n]["guid"] == int(g, 16)
+    assert "# command: gen-fabric ft3 --radix 4" in r.stdout
+    assert "# hosts 16, switches 20, inter-switch links 32" in r.stdout
+    level = lambda s: {"leaf": 1, "mid": 2, "top": 3}[s.split("-")[0]]
+    tops = {s for s in nodes if s.startswith("top-")}
+    for leaf in (s for s in nodes if s.startswith("leaf-")):
+        assert up_closure(nodes, leaf, level) & tops == tops
+    hosts = sorted(h for h in order if nodes[h]["type"] == "ca")
+    assert maxflow(nodes, hosts[:8], hosts[8:]) == 8
+
+
+def test_ft3_common_options():
+    args = ["ft3", "--radix", "6", "--random-guids", "--seed", "3",
+            "--remove-links", "0.05", "--remove-switches", "2:1",
+            "--link", "4xEDR"]
+    r = run(*args)
+    assert r.stdout == run(*args).stdout
+    assert "4xEDR" in r.stdout and "4xQDR" not in r.stdout
+    text = r.stdout.replace("4xEDR", "4xQDR")
+    order, nodes = parse(text)
+    consistent(nodes)
+    assert len(re.findall(r"^# removed switch mid-", text, re.M)) == 1
+    # 108 cables, minus the 3 + 3 of the removed middle switch, minus
+    # round(0.05 * 102) = 5 removed cables
+    assert len(re.findall(r"^# removed link ", text, re.M)) == 5
+    assert isl(nodes) == 108 - 6 - 5
+    guids = [n["guid"] for n in nodes.values()]
+    assert len(set(guids)) == len(guids) == 54 + 44
+    seq = parse(run("ft3", "--radix", "6").stdout)[1]
+    assert [nodes[n]["guid"] for n in order] != \
+        [seq[n]["guid"] for n in order]
+
+
+@pytest.mark.parametrize("R", ["5", "0", "256"])
+def test_ft3_bad_radix_exits_2(R):
+    r = run("ft3", "--radix", R, check=False)
+    assert r.returncode == 2
+    assert "--radix" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ft3_36_sizes_for_ibsim(tmp_path):
+    out = tmp_path / "ft3-36.net"
+    run("ft3", "--radix", "36", "-o", str(out))
+    info = json.loads(run("info", "--json", str(out)).stdout)
+    assert (info["hosts"], info["switches"], info["inter_switch_links"]) \
+        == (11664, 1620, 23328)
+    assert len(info["updn_roots"]) == 324
+    assert info["first_node"] == "h00000"
+    assert info["ibsim_opts"] == ["-N", "13284", "-S", "1620",
+                                  "-P", "71604"]
+
+
+@needs_sim
+def test_ft3_small_routes_with_stock_opensm(tmp_path):
+    files = []
+    for R in ("4", "6"):
+        out = tmp_path / ("ft3-%s.net" % R)
+        run("ft3", "--radix", R, "--random-guids", "-o", str(out))
+        files.append(str(out))
+    rc, res = check("--use-roots", "-l", "0", "-l", "2", *files)
+    assert rc == 0, [r["problems"] for r in res]
+    assert [r["ca_ports"] for r in res] == [16, 16, 54, 54]
+    assert [r["updn_roots_used"] for r in res] == [4, 4, 9, 9]
+    assert all(r["routing_used"] == "updn" for r in res)
