@@ -110,6 +110,17 @@ requires_plugin = pytest.mark.skipif(plugin_dir() is None,
                                      reason=PLUGIN_SKIP_REASON)
 
 
+def load_script(path, name):
+    """Import one of our extension-less scripts as a module."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
 def run_osm_sim(args, env=None, timeout=300):
     """Run scripts/osm-sim with args; returns the CompletedProcess."""
     e = dict(os.environ)

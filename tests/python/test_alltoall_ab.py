@@ -4,8 +4,6 @@ end-to-end A/B run against ibsim fabrics (fake restart, osm-sim behind
 --dump-cmd), restoration after failures and signals, and --predict."""
 
 import csv
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -16,7 +14,8 @@ import time
 
 import pytest
 
-from conftest import PYTHON, REPO, TOPO_DIR, plugin_dir, requires_plugin
+from conftest import (PYTHON, REPO, TOPO_DIR, load_script, plugin_dir,
+                      requires_plugin)
 
 A2A_AB = os.path.join(REPO, "scripts", "alltoall-ab")
 OSM_SIM = os.path.join(REPO, "scripts", "osm-sim")
@@ -68,11 +67,7 @@ CONF_LMC2_ON = (
 
 
 def load_ab():
-    loader = importlib.machinery.SourceFileLoader("alltoall_ab", A2A_AB)
-    spec = importlib.util.spec_from_loader("alltoall_ab", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return load_script(A2A_AB, "alltoall_ab")
 
 
 def run_ab(args, timeout=120, env=None):

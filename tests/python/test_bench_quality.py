@@ -1,15 +1,13 @@
 """scripts/bench-quality: command-line errors and one small --quick run on
 ft2-8x4 (three configurations x LMC 0..2, both rank orders)."""
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, REPO, requires_plugin
+from conftest import PYTHON, REPO, load_script, requires_plugin
 
 BENCH = os.path.join(REPO, "scripts", "bench-quality")
 
@@ -54,11 +52,7 @@ def test_bad_usage_is_one_line_exit_2(tmp_path, args, message):
 
 
 def load_bench_module():
-    loader = importlib.machinery.SourceFileLoader("bench_quality", BENCH)
-    spec = importlib.util.spec_from_loader("bench_quality", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return load_script(BENCH, "bench_quality")
 
 
 def test_single_path_bound_of_the_degraded_2level_fabric():

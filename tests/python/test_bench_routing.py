@@ -5,8 +5,6 @@ The end-to-end test routes sim-topologies/kary-4-3.net with stock updn
 and osmoffset on ibsim (about 15 s); no timing is asserted.
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
@@ -14,7 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, REPO, TOPO_DIR, plugin_dir, requires_plugin
+from conftest import (PYTHON, REPO, TOPO_DIR, load_script, plugin_dir,
+                      requires_plugin)
 from osmoffset import fabric
 
 BENCH = os.path.join(REPO, "scripts", "bench-routing")
@@ -24,11 +23,7 @@ needs_sim = pytest.mark.skipif(not HAVE_SIM, reason="ibsim/opensm missing")
 
 
 def load_bench():
-    loader = importlib.machinery.SourceFileLoader("bench_routing", BENCH)
-    spec = importlib.util.spec_from_loader("bench_routing", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return load_script(BENCH, "bench_routing")
 
 
 def bench(*args, timeout=120):

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from conftest import (OSM_SIM, PYTHON, REPO, plugin_dir, requires_plugin,
-                      run_osm_sim)
+from conftest import (OSM_SIM, PYTHON, REPO, load_script, plugin_dir,
+                      requires_plugin, run_osm_sim)
 from osmoffset import checks, fabric
 
 
@@ -449,21 +449,11 @@ def test_updn_roots_from_net_file(tmp_path, no_root_net):
         "osm-sim: --roots %s: no such file" % (tmp_path / "none.txt")
 
 
-def _osm_sim_module():
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader("osm_sim_mod", OSM_SIM)
-    spec = importlib.util.spec_from_loader("osm_sim_mod", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 def test_ibsim_limits_sizes_the_simulator():
     """ibsim's defaults for small fabrics; -N/-S/-P for big ones; -L when
     OpenSM will hand out more LIDs than ibsim 0.10's 30,720-entry LFTs
     hold (the 11,664-host 3-level tree at LMC 2)."""
-    m = _osm_sim_module()
+    m = load_script(OSM_SIM, "osm_sim_mod")
     assert m.ibsim_limits(112, 48, 300) == []
     assert m.ibsim_limits(6804, 972, 41796, 6804 << 2) == [
         "-N", "13608", "-S", "1944", "-P", "83592"]
