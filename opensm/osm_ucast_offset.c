@@ -128,7 +128,6 @@ enum oo_plan_kind {
  * arrays live in one block shared by all plans, plan_stride entries each.
  */
 struct oo_plan {
-	unsigned stamp;		/* index + 1 of the switch it is for */
 	uint8_t kind;
 	uint8_t n;		/* equal-cost candidates */
 	uint8_t live;		/* up: slots with a candidate */
@@ -785,22 +784,16 @@ static void classify_plan(const struct oo_build *b,
 }
 
 /*
- * The plan toward a destination's target switch.  Its candidates are
- * found once per switch and target; what the coordinated rule makes of
- * them only when a CA behind the target asks (a switch's own LID never
- * does).
+ * The plan toward a destination's target switch (plan_all_targets() found
+ * its candidates); what the coordinated rule makes of them is worked out
+ * only when a CA behind the target asks (a switch's own LID never does).
  */
 static const struct oo_plan *plan_for(struct oo_build *b,
 				      const struct oo_swinfo *si,
 				      const struct oo_dest *d)
 {
 	struct oo_plan *pl = &b->plans[d->target_idx];
-	unsigned stamp = (unsigned)(si - b->tree.info) + 1;
 
-	if (pl->stamp != stamp) {
-		make_plan(b, si, d->target_lid, pl);
-		pl->stamp = stamp;
-	}
 	if (!d->is_switch && !pl->classified)
 		classify_plan(b, si, pl);
 	return pl;
@@ -978,7 +971,7 @@ static void scan_ports(struct oo_build *b, const struct oo_swinfo *si)
 static void plan_all_targets(struct oo_build *b, const struct oo_swinfo *si)
 {
 	const osm_switch_t *sw = si->sw;
-	unsigned stamp = (unsigned)(si - b->tree.info) + 1, t;
+	unsigned t;
 
 	for (t = 0; t < b->tree.num_sw; t++) {
 		unsigned ahead = t + 8;
@@ -987,7 +980,6 @@ static void plan_all_targets(struct oo_build *b, const struct oo_swinfo *si)
 		    b->tree.info[ahead].lid <= sw->max_lid_ho)
 			__builtin_prefetch(sw->hops[b->tree.info[ahead].lid]);
 		make_plan(b, si, b->tree.info[t].lid, &b->plans[t]);
-		b->plans[t].stamp = stamp;
 	}
 }
 
