@@ -9,13 +9,13 @@
  * An OpenSM event plugin.  Loaded with "event_plugin_name osmoffset" and
  * switched on with "event_plugin_options port_offsetting=on", it wraps the
  * updn and minhop routing engines that OpenSM has set up: their hop tables
- * (build_lid_matrices) stay the stock ones, and their LFTs are built here,
- * with the starting port among equal-cost candidates rotating with the
- * number of paths routed so far.  When port offsetting is off the engines
- * are not touched at all.
+ * (build_lid_matrices) are built by osm_ucast_offset_hops.c, the same as
+ * stock but faster (or by the engine itself with hop_tables=stock), and
+ * their LFTs here, with port offsetting.  When port offsetting is off the
+ * engines are not touched at all.
  *
- * The choice of a port is in osm_offset_select.c; this file only gathers
- * the candidates from OpenSM's switch and port objects.
+ * The rules that pick a port are in osm_offset_select.c; this file
+ * gathers the candidates from OpenSM's switch and port objects.
  */
 
 #if HAVE_CONFIG_H

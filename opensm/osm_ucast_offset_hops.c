@@ -1,5 +1,5 @@
 /*
- * osmoffset - the updn engine's hop tables, built fast
+ * osmoffset - the updn and minhop engines' hop tables, built fast
  *
  * Copyright (c) 2026 The osmoffset authors.
  *
@@ -10,7 +10,7 @@
  * the root switches out of OpenSM, run one search per destination switch
  * and copy the results into the switches' hop tables, which multicast
  * routing and SA path records read later.  The tables are the ones
- * OpenSM's updn stage would have built, byte for byte.
+ * OpenSM's updn or minhop stage would have built, byte for byte.
  */
 
 #if HAVE_CONFIG_H
