@@ -682,12 +682,6 @@ static void plan_candidates(const struct oo_build *b,
 	pl->n = (uint8_t)n;
 }
 
-/* The level of the switch behind a candidate, or OO_NO_LEVEL. */
-static unsigned cand_level(const struct oo_build *b, uint8_t port)
-{
-	return b->port_level[port];
-}
-
 /*
  * Up: which candidate fills each up slot of the level, and the live
  * slots in slot order (where detours go).
@@ -768,7 +762,7 @@ static void classify_plan(const struct oo_build *b,
 	    !pl->n)
 		return;
 	for (i = 0; i < pl->n; i++) {
-		unsigned level = cand_level(b, pl->port[i]);
+		unsigned level = b->port_level[pl->port[i]];
 
 		if (level == OO_NO_LEVEL)
 			return;
