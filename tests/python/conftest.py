@@ -121,15 +121,21 @@ def load_script(path, name):
     return mod
 
 
-def run_osm_sim(args, env=None, timeout=300):
-    """Run scripts/osm-sim with args; returns the CompletedProcess."""
+def run_script(path, args, env=None, timeout=300):
+    """Run one of our Python scripts with args, the environment plus env,
+    no stdin, output captured as text; returns the CompletedProcess."""
     e = dict(os.environ)
     if env:
         e.update(env)
-    return subprocess.run([PYTHON, OSM_SIM] + list(args),
+    return subprocess.run([PYTHON, path] + list(args),
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True,
                           env=e, timeout=timeout)
+
+
+def run_osm_sim(args, env=None, timeout=300):
+    """Run scripts/osm-sim with args; returns the CompletedProcess."""
+    return run_script(OSM_SIM, args, env, timeout)
 
 
 def fabric_path(name):

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import (PYTHON, REPO, TOPO_DIR, load_script, plugin_dir,
-                      requires_plugin)
+                      requires_plugin, run_script)
 
 A2A_AB = os.path.join(REPO, "scripts", "alltoall-ab")
 OSM_SIM = os.path.join(REPO, "scripts", "osm-sim")
@@ -71,14 +71,7 @@ def load_ab():
 
 
 def run_ab(args, timeout=120, env=None):
-    e = dict(os.environ)
-    e.update(MPI_ENV)
-    if env:
-        e.update(env)
-    return subprocess.run([PYTHON, A2A_AB] + list(args),
-                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True,
-                          env=e, timeout=timeout)
+    return run_script(A2A_AB, args, dict(MPI_ENV, **(env or {})), timeout)
 
 
 def parse_csv(text):

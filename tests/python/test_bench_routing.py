@@ -8,12 +8,11 @@ and osmoffset on ibsim (about 15 s); no timing is asserted.
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 
-from conftest import (PYTHON, REPO, TOPO_DIR, load_script, plugin_dir,
-                      requires_plugin)
+from conftest import (REPO, TOPO_DIR, load_script, plugin_dir,
+                      requires_plugin, run_script)
 from osmoffset import fabric
 
 BENCH = os.path.join(REPO, "scripts", "bench-routing")
@@ -27,13 +26,8 @@ def load_bench():
 
 
 def bench(*args, timeout=120):
-    env = dict(os.environ)
-    if plugin_dir():
-        env["OSMOFFSET_PLUGIN_DIR"] = plugin_dir()
-    return subprocess.run([PYTHON, BENCH] + list(args), env=env,
-                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True,
-                          timeout=timeout)
+    env = {"OSMOFFSET_PLUGIN_DIR": plugin_dir()} if plugin_dir() else None
+    return run_script(BENCH, args, env, timeout)
 
 
 def own_diff(path_a, path_b):
