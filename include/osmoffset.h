@@ -100,6 +100,8 @@ int oo_select_candidate(const struct oo_candidate *cand, unsigned n,
  *	(r / divisor[l] + lid_offset) mod slots
  *
  * where divisor[0] = 1 and divisor[l + 1] = divisor[l] * up_slots[l].
+ * The plugin calls it with lid_offset 0 for the base LID and places the
+ * further LID offsets with oo_offset_slot().
  * Every switch of a level numbers its slots by the same global order of
  * the switches above, so the choices made along a path are digits of r:
  * a shift permutation in rank order then never puts two flows on one link
@@ -109,6 +111,34 @@ int oo_select_candidate(const struct oo_candidate *cand, unsigned n,
  */
 unsigned oo_coordinated_slot(uint32_t rank, uint64_t divisor,
 			     unsigned lid_offset, unsigned slots);
+
+/*
+ * The slot the LID offset lid_offset of a destination takes, its base LID
+ * taking slot base (0 <= base < slots), each port having lids LIDs.  When
+ * lids divides slots the offsets stay inside the aligned block of lids
+ * slots that holds base, so the LIDs of any two destinations take either
+ * the same slots or disjoint ones; an MPI striping over the LIDs of
+ * randomly placed peers then meets fewer partial overlaps.  Otherwise the
+ * offsets take the slots that follow base.  Either way the LIDs of one
+ * destination take distinct slots while lids <= slots.
+ */
+unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
+			unsigned slots);
+
+/*
+ * Where a further LID offset of a destination goes when its up slot leads
+ * nowhere (a link of a degraded tree is missing): to the live slot whose
+ * port has carried the fewest paths so far (load), ties going to the
+ * first such slot after base, among the slots that no other LID of the
+ * destination takes (avoid 0); failing that, among those no earlier LID
+ * took (avoid <= 1); failing that, among all live slots.  The LIDs of the
+ * destination so keep to distinct switches where the tree still lets
+ * them.  live and avoid have slots entries (avoid: 0 free, 1 another LID
+ * is to take it, 2 an earlier LID took it).  Returns the slot, or -1 when
+ * no slot is live.
+ */
+int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
+		   const uint32_t *load, unsigned slots, unsigned base);
 
 /*
  * Fill divisor[0..levels-1] from the number of up slots of each level.

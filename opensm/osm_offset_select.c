@@ -59,6 +59,42 @@ unsigned oo_coordinated_slot(uint32_t rank, uint64_t divisor,
 	return (unsigned)((rank / divisor + lid_offset) % slots);
 }
 
+unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
+			unsigned slots)
+{
+	unsigned start;
+
+	if (!slots)
+		return 0;
+	if (lids > 1 && slots % lids == 0) {
+		start = base - base % lids;
+		return start + (base - start + lid_offset) % lids;
+	}
+	return (base + lid_offset) % slots;
+}
+
+int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
+		   const uint32_t *load, unsigned slots, unsigned base)
+{
+	unsigned level, j;
+
+	for (level = 0; level <= 2; level++) {
+		int best = -1;
+
+		for (j = 1; j <= slots; j++) {
+			unsigned s = (base + j) % slots;
+
+			if (!live[s] || avoid[s] > level)
+				continue;
+			if (best < 0 || load[s] < load[best])
+				best = (int)s;
+		}
+		if (best >= 0)
+			return best;
+	}
+	return -1;
+}
+
 void oo_level_divisors(const unsigned *up_slots, unsigned levels,
 		       uint64_t *divisor)
 {

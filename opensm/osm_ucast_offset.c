@@ -155,10 +155,8 @@ struct oo_build {
 	unsigned num_groups;
 	unsigned lids_per_port;
 	struct oo_tree tree;
-	/* per level: (rank / divisor) mod slots of every destination, and
-	   lid_offset mod slots of every LID offset */
+	/* per level: (rank / divisor) mod slots of every destination */
 	uint16_t *slot_base[OO_MAX_LEVELS];
-	uint16_t *slot_shift[OO_MAX_LEVELS];
 	/* per target switch: the plan of the switch being built */
 	struct oo_plan *plans;
 	uint8_t *plan_data;
@@ -793,20 +791,77 @@ static const struct oo_plan *plan_for(struct oo_build *b,
 	return pl;
 }
 
+/* The up slot a LID of the destination of this rank takes at a level. */
+static unsigned dest_slot(const struct oo_build *b, unsigned level,
+			  unsigned rank, unsigned lid_offset)
+{
+	return oo_offset_slot(b->slot_base[level][rank], lid_offset,
+			      b->lids_per_port, b->tree.level_slots[level]);
+}
+
+/* Mark, in avoid, every slot that leads to the switch behind remote. */
+static void mark_remote(const struct oo_swinfo *si, const struct oo_plan *pl,
+			unsigned slots, uint16_t remote, uint8_t mark,
+			uint8_t *avoid)
+{
+	unsigned s;
+
+	if (!remote)
+		return;
+	for (s = 0; s < slots; s++)
+		if (pl->by_slot[s] != OO_NO_CAND &&
+		    si->remote[pl->port[pl->by_slot[s]]] == remote &&
+		    avoid[s] < mark)
+			avoid[s] = mark;
+}
+
+/*
+ * A further LID offset whose slot is dead: keep off the switches the
+ * destination's other LIDs take (see oo_detour_slot()).
+ */
+static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
+			      const struct oo_plan *pl, unsigned rank,
+			      unsigned lid_offset, unsigned slot)
+{
+	const uint16_t *used = b->used_remote +
+	    (size_t)rank * b->lids_per_port;
+	unsigned slots = b->tree.level_slots[si->level], s, o;
+	uint8_t live[OO_PORTS], avoid[OO_PORTS];
+	uint32_t load[OO_PORTS];
+	int pick;
+
+	for (s = 0; s < slots; s++) {
+		live[s] = pl->by_slot[s] != OO_NO_CAND;
+		avoid[s] = 0;
+		load[s] = live[s] ? b->paths[pl->port[pl->by_slot[s]]] : 0;
+	}
+	for (o = 0; o < b->lids_per_port; o++) {
+		unsigned other = dest_slot(b, si->level, rank, o);
+
+		if (o != lid_offset && live[other])
+			mark_remote(si, pl, slots,
+				    si->remote[pl->port[pl->by_slot[other]]],
+				    1, avoid);
+		if (o < lid_offset)
+			mark_remote(si, pl, slots, used[o], 2, avoid);
+	}
+	pick = oo_detour_slot(live, avoid, load, slots, slot);
+	return pick < 0 ? -1 : pl->by_slot[pick];
+}
+
 /* The up slot, or the live slot a detour takes; -1 if none is live. */
 static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned rank,
 			unsigned lid_offset)
 {
-	unsigned slot = b->slot_base[si->level][rank] +
-	    b->slot_shift[si->level][lid_offset];
+	unsigned slot = dest_slot(b, si->level, rank, lid_offset);
 
-	if (slot >= b->tree.level_slots[si->level])
-		slot -= b->tree.level_slots[si->level];
 	if (pl->by_slot[slot] != OO_NO_CAND)
 		return pl->by_slot[slot];
 	if (!pl->live)
 		return -1;
+	if (lid_offset)
+		return pick_offset_detour(b, si, pl, rank, lid_offset, slot);
 	return pl->live_slot[b->detours++ % pl->live];
 }
 
@@ -824,11 +879,8 @@ static int pick_down_link(const struct oo_build *b,
 	unsigned below = si->level - 1, k;
 
 	if (pl->one_child && t->level_parents[below]) {
-		unsigned slot = b->slot_base[below][rank] +
-		    b->slot_shift[below][lid_offset];
+		unsigned slot = dest_slot(b, below, rank, lid_offset);
 
-		if (slot >= t->level_slots[below])
-			slot -= t->level_slots[below];
 		k = slot / t->level_parents[below] % pl->n;
 	} else
 		k = oo_coordinated_slot(rank, t->divisor[below], lid_offset,
@@ -1012,7 +1064,6 @@ static void free_build(struct oo_build *b)
 
 	for (l = 0; l < OO_MAX_LEVELS; l++) {
 		free(b->slot_base[l]);
-		free(b->slot_shift[l]);
 	}
 	free_tree(&b->tree);
 	free(b->dests);
@@ -1044,8 +1095,8 @@ static int index_targets(struct oo_build *b)
 
 /*
  * The digit each destination takes at each level, (rank / divisor) mod
- * slots, and each LID offset's shift of it, computed once for all
- * switches.
+ * slots, computed once for all switches; oo_offset_slot() places the
+ * further LID offsets around it.
  */
 static int tabulate_slots(struct oo_build *b)
 {
@@ -1056,17 +1107,13 @@ static int tabulate_slots(struct oo_build *b)
 		unsigned slots = t->level_slots[l];
 
 		b->slot_base[l] = calloc(b->num_dests + 1, sizeof(uint16_t));
-		b->slot_shift[l] = calloc(b->lids_per_port,
-					  sizeof(uint16_t));
-		if (!b->slot_base[l] || !b->slot_shift[l])
+		if (!b->slot_base[l])
 			return -1;
 		if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
 			continue;
 		for (i = 0; i < b->num_dests; i++)
 			b->slot_base[l][i] = (uint16_t)
 			    oo_coordinated_slot(i, t->divisor[l], 0, slots);
-		for (i = 0; i < b->lids_per_port; i++)
-			b->slot_shift[l][i] = (uint16_t)(i % slots);
 	}
 	return 0;
 }

@@ -364,6 +364,119 @@ START_TEST(coordinated_slots_are_digits_of_the_rank)
 }
 END_TEST
 
+START_TEST(offset_slots_stay_in_aligned_blocks)
+{
+	unsigned slots, lids, base, o, other;
+
+	/* 16 up slots (4 spines x 4 links), LMC 1 and 2 */
+	ck_assert_uint_eq(oo_offset_slot(5, 0, 2, 16), 5);
+	ck_assert_uint_eq(oo_offset_slot(5, 1, 2, 16), 4);
+	ck_assert_uint_eq(oo_offset_slot(6, 3, 4, 16), 5);
+	ck_assert_uint_eq(oo_offset_slot(15, 1, 4, 16), 12);
+	/* 18 slots: pairs are aligned blocks, fours are not */
+	ck_assert_uint_eq(oo_offset_slot(17, 1, 2, 18), 16);
+	ck_assert_uint_eq(oo_offset_slot(17, 2, 4, 18), 1);
+	ck_assert_uint_eq(oo_offset_slot(3, 0, 1, 0), 0);
+
+	for (slots = 1; slots <= 18; slots++)
+		for (lids = 2; lids <= slots && lids <= 8; lids *= 2)
+			for (base = 0; base < slots; base++) {
+				unsigned mine = 0, theirs;
+
+				for (o = 0; o < lids; o++)
+					mine |= 1U << oo_offset_slot(base, o,
+								     lids,
+								     slots);
+				/* distinct slots for the LIDs of one port */
+				ck_assert_uint_eq(__builtin_popcount(mine),
+						  lids);
+				if (slots % lids)
+					continue;
+				/* two ports share all their slots or none */
+				for (other = 0; other < slots; other++) {
+					theirs = 0;
+					for (o = 0; o < lids; o++)
+						theirs |= 1U << oo_offset_slot(
+						    other, o, lids, slots);
+					ck_assert(theirs == mine ||
+						  !(theirs & mine));
+				}
+			}
+}
+END_TEST
+
+START_TEST(offset_detour_keeps_off_the_ports_own_switches)
+{
+	const uint8_t live[4] = { 1, 1, 0, 1 };
+	const uint32_t load[4] = { 5, 3, 9, 3 };
+	uint8_t avoid[4] = { 0, 0, 0, 0 };
+	const uint8_t dead[4] = { 0, 0, 0, 0 };
+
+	/* least loaded; of slots 3 and 1 (3 paths each) the first after 2 */
+	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 3);
+	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 0), 1);
+	/* another LID is to take slot 3 */
+	avoid[3] = 1;
+	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 1);
+	/* every live slot taken by some LID: keep off the earlier ones */
+	avoid[0] = 1;
+	avoid[1] = 2;
+	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 3);
+	avoid[1] = 1;
+	avoid[3] = 2;
+	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 1);
+	/* all taken by earlier LIDs: least loaded again */
+	avoid[0] = avoid[1] = 2;
+	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 3);
+	ck_assert_int_eq(oo_detour_slot(dead, avoid, load, 4, 2), -1);
+}
+END_TEST
+
+/*
+ * LMC-spread traffic on a model 2-level tree numbered like the plugin
+ * numbers it: up slot lane * S + spine, the spine taking the same lane
+ * down.  Each LID carries 1/lids of a flow; with the offsets in aligned
+ * blocks no link may carry more than one flow's worth in any round.
+ */
+static void check_two_level_spread(unsigned L, unsigned S, unsigned T,
+				   unsigned lids)
+{
+	unsigned H = S * T, N = L * H, k, i, o;
+
+	for (k = 1; k < N; k++) {
+		unsigned up[64][16] = { { 0 } }, down[64][16] = { { 0 } };
+
+		for (i = 0; i < N; i++) {
+			unsigned dst = (i + k) % N, sl = i / H, dl = dst / H;
+
+			if (sl == dl)
+				continue;
+			for (o = 0; o < lids; o++) {
+				unsigned slot = oo_offset_slot(
+				    oo_coordinated_slot(dst, 1, 0, H), o,
+				    lids, H);
+
+				ck_assert_msg(++up[sl][slot] <= lids,
+					      "round %u: leaf %u slot %u",
+					      k, sl, slot);
+				ck_assert_msg(++down[dl][slot] <= lids,
+					      "round %u: down to leaf %u",
+					      k, dl);
+			}
+		}
+	}
+}
+
+START_TEST(two_level_spread_is_congestion_free)
+{
+	check_two_level_spread(8, 4, 1, 2);	/* ft2-8x4, LMC 1 */
+	check_two_level_spread(8, 4, 1, 4);	/* LMC 2 */
+	check_two_level_spread(4, 2, 2, 2);	/* trunks of 2 */
+	check_two_level_spread(8, 4, 4, 4);	/* 4 links x 4 spines */
+	check_two_level_spread(6, 6, 1, 4);	/* 4 does not divide 6 */
+}
+END_TEST
+
 /*
  * A model 2-level fat tree: L leaves of H hosts, S spines, T parallel
  * links per leaf-spine pair, S * T = H.  Leaf up slot s * T + t leads to
@@ -738,6 +851,9 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, coordinated_slots_are_digits_of_the_rank);
 	tcase_add_test(crd, two_level_shift_is_congestion_free);
 	tcase_add_test(crd, three_level_shift_is_congestion_free);
+	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
+	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
+	tcase_add_test(crd, two_level_spread_is_congestion_free);
 	suite_add_tcase(s, crd);
 
 	tcase_add_test(hop, updn_ranks_are_distances_from_roots);

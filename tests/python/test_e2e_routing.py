@@ -345,6 +345,55 @@ def test_offsetting_on_never_worse_than_stock(sim_cache, fab, lmc):
     assert max_spread(on, lmc) <= max(1, max_spread(stock, lmc))
 
 
+def offset_layout_problems(run, lmc):
+    """Where the LIDs of a CA port do not leave a switch toward as many
+    different switches as they can, or where two CA ports of a candidate
+    group whose size the LID count divides share some but not all of
+    their egress ports."""
+    lids = 1 << lmc
+    bad = []
+    for g, gr in run.groups.items():
+        lft = run.lfts.switches[g].lft
+        for ports, cas in gr.items():
+            if len(ports) < lids:
+                continue
+            remote = {p: run.topo.links[(g, p)][0] for p in ports}
+            reach = min(lids, len(set(remote.values())))
+            sets = set()
+            for ca in cas:
+                base = run.topo.nodes[ca].lid
+                egress = [lft.get(base + k) for k in range(lids)]
+                if len({remote.get(p) for p in egress}) != reach:
+                    bad.append("%s: %s leaves by %s"
+                               % (run.topo.nodes[g].desc,
+                                  run.topo.nodes[ca].desc, egress))
+                sets.add(frozenset(egress))
+            if len(ports) % lids:
+                continue
+            for a in sets:
+                for b in sets:
+                    if a != b and a & b:
+                        bad.append("%s ports %s: LID sets %s and %s overlap"
+                                   % (run.topo.nodes[g].desc, ports,
+                                      sorted(a), sorted(b)))
+    return bad
+
+
+@pytest.mark.parametrize("lmc", [1, 2])
+@pytest.mark.parametrize("fab", [f for f in FABRICS if not is_degraded(f)
+                                 and not fabric_id(f).startswith("seed-")],
+                         ids=fabric_id)
+def test_lid_offsets_take_distinct_switches_in_blocks(sim_cache, fab, lmc):
+    """On intact fat trees the LIDs of a port leave every switch toward
+    distinct switches, and (where the group splits into blocks of 2^LMC
+    ports) any two ports use the same block or disjoint ones.  (The seed
+    example's two switches both hold CAs, so they form no tree and the
+    plain rule routes their trunk.)"""
+    run = get_run(sim_cache, fab, lmc, "on")
+    bad = offset_layout_problems(run, lmc)
+    assert bad == [], "\n".join(bad[:20])
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("lmc", MINHOP_LMCS)
 @pytest.mark.parametrize("fab", MINHOP_FABRICS, ids=fabric_id)
