@@ -849,6 +849,33 @@ static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 	return pick < 0 ? -1 : pl->by_slot[pick];
 }
 
+/*
+ * A base LID whose slot is dead: the switch's detours go round its live
+ * slots in turn, passing over those that lead to the switch of the slot
+ * paired with the dead one (where LID offset 1 goes, see oo_offset_slot()).
+ * Whatever the LMC, base LIDs so take the same routes, and with LMC > 0 a
+ * port's first two LIDs keep to different switches.
+ */
+static int pick_base_detour(struct oo_build *b, const struct oo_swinfo *si,
+			    const struct oo_plan *pl, unsigned rank)
+{
+	unsigned slots = b->tree.level_slots[si->level], pair, i;
+	uint8_t taken[OO_PORTS];
+	int pick;
+
+	memset(taken, 0, pl->live);
+	pair = oo_offset_slot(b->slot_base[si->level][rank], 1, 2, slots);
+	if (pl->by_slot[pair] != OO_NO_CAND) {
+		uint16_t remote = si->remote[pl->port[pl->by_slot[pair]]];
+
+		for (i = 0; i < pl->live; i++)
+			if (si->remote[pl->port[pl->live_slot[i]]] == remote)
+				taken[i] = 1;
+	}
+	pick = oo_next_free(taken, pl->live, &b->detours);
+	return pick < 0 ? -1 : pl->live_slot[pick];
+}
+
 /* The up slot, or the live slot a detour takes; -1 if none is live. */
 static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned rank,
@@ -862,7 +889,7 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 		return -1;
 	if (lid_offset)
 		return pick_offset_detour(b, si, pl, rank, lid_offset, slot);
-	return pl->live_slot[b->detours++ % pl->live];
+	return pick_base_detour(b, si, pl, rank);
 }
 
 /*

@@ -394,6 +394,28 @@ def test_lid_offsets_take_distinct_switches_in_blocks(sim_cache, fab, lmc):
     assert bad == [], "\n".join(bad[:20])
 
 
+def base_lid_routes(run):
+    """(switch, CA port GUID) -> egress port of the CA port's base LID."""
+    out = {}
+    for ca in run.topo.cas():
+        for g, sw in run.lfts.switches.items():
+            out[(g, ca.guid)] = sw.lft.get(ca.lid)
+    return out
+
+
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_base_lid_routes_do_not_depend_on_lmc(sim_cache, fab):
+    """Raising the LMC adds routes but never moves a base-LID route (the
+    LIDs themselves are renumbered, so routes are compared per CA port),
+    degraded trees included: an MPI that ignores LMC keeps its paths."""
+    routes = [base_lid_routes(get_run(sim_cache, fab, lmc, "on"))
+              for lmc in LMCS]
+    for lmc, other in zip(LMCS[1:], routes[1:]):
+        moved = sorted(k for k in routes[0] if routes[0][k] != other.get(k))
+        assert not moved, "LMC %d moves %d base-LID routes, e.g. %s" % (
+            lmc, len(moved), ["0x%016x -> 0x%016x" % k for k in moved[:5]])
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("lmc", MINHOP_LMCS)
 @pytest.mark.parametrize("fab", MINHOP_FABRICS, ids=fabric_id)
