@@ -141,14 +141,6 @@ int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
 		   const uint32_t *load, unsigned slots, unsigned base);
 
 /*
- * A round robin over n entries that passes over the taken ones: returns
- * the first entry at or after *turn (mod n) that is not taken and moves
- * *turn past it; when all are taken, entry *turn (mod n), *turn moving on
- * by one.  Returns -1 when n is 0.
- */
-int oo_next_free(const uint8_t *taken, unsigned n, unsigned *turn);
-
-/*
  * Fill divisor[0..levels-1] from the number of up slots of each level.
  * Products that would overflow 2^32 saturate; a level without up slots
  * counts as one.

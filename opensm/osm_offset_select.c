@@ -95,24 +95,6 @@ int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
 	return -1;
 }
 
-int oo_next_free(const uint8_t *taken, unsigned n, unsigned *turn)
-{
-	unsigned j, i;
-
-	if (!n)
-		return -1;
-	for (j = 0; j < n; j++) {
-		i = (*turn + j) % n;
-		if (!taken[i]) {
-			*turn += j + 1;
-			return (int)i;
-		}
-	}
-	i = *turn % n;
-	(*turn)++;
-	return (int)i;
-}
-
 void oo_level_divisors(const unsigned *up_slots, unsigned levels,
 		       uint64_t *divisor)
 {

@@ -816,8 +816,8 @@ static void mark_remote(const struct oo_swinfo *si, const struct oo_plan *pl,
 }
 
 /*
- * A further LID offset whose slot is dead: keep off the switches the
- * destination's other LIDs take (see oo_detour_slot()).
+ * A further LID offset that cannot take its slot: keep off the switches
+ * the destination's other LIDs take (see oo_detour_slot()).
  */
 static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 			      const struct oo_plan *pl, unsigned rank,
@@ -849,47 +849,64 @@ static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 	return pick < 0 ? -1 : pl->by_slot[pick];
 }
 
-/*
- * A base LID whose slot is dead: the switch's detours go round its live
- * slots in turn, passing over those that lead to the switch of the slot
- * paired with the dead one (where LID offset 1 goes, see oo_offset_slot()).
- * Whatever the LMC, base LIDs so take the same routes, and with LMC > 0 a
- * port's first two LIDs keep to different switches.
- */
-static int pick_base_detour(struct oo_build *b, const struct oo_swinfo *si,
-			    const struct oo_plan *pl, unsigned rank)
+static int remote_used(const uint16_t *used, unsigned n, uint16_t remote)
 {
-	unsigned slots = b->tree.level_slots[si->level], pair, i;
-	uint8_t taken[OO_PORTS];
-	int pick;
+	unsigned o;
 
-	memset(taken, 0, pl->live);
-	pair = oo_offset_slot(b->slot_base[si->level][rank], 1, 2, slots);
-	if (pl->by_slot[pair] != OO_NO_CAND) {
-		uint16_t remote = si->remote[pl->port[pl->by_slot[pair]]];
-
-		for (i = 0; i < pl->live; i++)
-			if (si->remote[pl->port[pl->live_slot[i]]] == remote)
-				taken[i] = 1;
-	}
-	pick = oo_next_free(taken, pl->live, &b->detours);
-	return pick < 0 ? -1 : pl->live_slot[pick];
+	for (o = 0; o < n; o++)
+		if (used[o] == remote)
+			return 1;
+	return 0;
 }
 
-/* The up slot, or the live slot a detour takes; -1 if none is live. */
+/*
+ * Whether candidate c leads to a switch an earlier LID of the destination
+ * already took (a base LID detoured there) while some live slot leads to
+ * a switch none of them took.
+ */
+static int offset_collides(const struct oo_build *b,
+			   const struct oo_swinfo *si, const struct oo_plan *pl,
+			   unsigned rank, unsigned lid_offset, uint8_t c)
+{
+	const uint16_t *used = b->used_remote +
+	    (size_t)rank * b->lids_per_port;
+	unsigned i;
+
+	if (!remote_used(used, lid_offset, si->remote[pl->port[c]]))
+		return 0;
+	for (i = 0; i < pl->live; i++)
+		if (!remote_used(used, lid_offset,
+				 si->remote[pl->port[pl->live_slot[i]]]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The up slot, or the live slot a detour takes; -1 if none is live.  Base
+ * LIDs detour round the live slots in turn.  A further LID offset detours
+ * when its slot is dead or leads to a switch an earlier LID of the
+ * destination already took and another switch is still free.
+ */
 static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned rank,
 			unsigned lid_offset)
 {
 	unsigned slot = dest_slot(b, si->level, rank, lid_offset);
 
-	if (pl->by_slot[slot] != OO_NO_CAND)
+	if (!lid_offset) {
+		if (pl->by_slot[slot] != OO_NO_CAND)
+			return pl->by_slot[slot];
+		if (!pl->live)
+			return -1;
+		return pl->live_slot[b->detours++ % pl->live];
+	}
+	if (pl->by_slot[slot] != OO_NO_CAND &&
+	    !offset_collides(b, si, pl, rank, lid_offset,
+			     pl->by_slot[slot]))
 		return pl->by_slot[slot];
 	if (!pl->live)
 		return -1;
-	if (lid_offset)
-		return pick_offset_detour(b, si, pl, rank, lid_offset, slot);
-	return pick_base_detour(b, si, pl, rank);
+	return pick_offset_detour(b, si, pl, rank, lid_offset, slot);
 }
 
 /*

@@ -432,30 +432,6 @@ START_TEST(offset_detour_keeps_off_the_ports_own_switches)
 }
 END_TEST
 
-START_TEST(round_robin_passes_over_taken_entries)
-{
-	uint8_t taken[4] = { 0, 0, 0, 0 };
-	unsigned turn = 0;
-
-	/* nothing taken: plain round robin */
-	ck_assert_int_eq(oo_next_free(taken, 4, &turn), 0);
-	ck_assert_int_eq(oo_next_free(taken, 4, &turn), 1);
-	ck_assert_uint_eq(turn, 2);
-	/* entry 2 taken: 3 instead, and the turn moves past it */
-	taken[2] = 1;
-	ck_assert_int_eq(oo_next_free(taken, 4, &turn), 3);
-	ck_assert_uint_eq(turn, 4);
-	taken[0] = 1;
-	ck_assert_int_eq(oo_next_free(taken, 4, &turn), 1);
-	ck_assert_uint_eq(turn, 6);
-	/* all taken: the turn's own entry */
-	taken[1] = taken[3] = 1;
-	ck_assert_int_eq(oo_next_free(taken, 4, &turn), 2);
-	ck_assert_uint_eq(turn, 7);
-	ck_assert_int_eq(oo_next_free(taken, 0, &turn), -1);
-}
-END_TEST
-
 /*
  * LMC-spread traffic on a model 2-level tree numbered like the plugin
  * numbers it: up slot lane * S + spine, the spine taking the same lane
@@ -877,7 +853,6 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, three_level_shift_is_congestion_free);
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
-	tcase_add_test(crd, round_robin_passes_over_taken_entries);
 	tcase_add_test(crd, two_level_spread_is_congestion_free);
 	suite_add_tcase(s, crd);
 

@@ -1,0 +1,98 @@
+"""Tests of scripts/route-optimum (best reachable shift-alltoall
+efficiency on 2-level fat trees, by integer programming).
+
+Run: /usr/bin/python3 -m pytest tests/python/test_route_optimum.py
+Each solve of the curated 32-host fabrics takes well under a second.
+"""
+
+import json
+import os
+
+import pytest
+
+from conftest import REPO, TOPO_DIR, load_script, run_script
+
+OPT = os.path.join(REPO, "scripts", "route-optimum")
+pytest.importorskip("scipy.optimize", reason="python3-scipy missing")
+
+
+def optimum(*args):
+    p = run_script(OPT, list(args) + ["--json"], timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def net(name):
+    return os.path.join(TOPO_DIR, name + ".net")
+
+
+def test_full_tree_is_congestion_free():
+    r = optimum("--topology", net("ft2-8x4"))
+    assert r["optimal"] and r["exact"]
+    assert r["best"] == pytest.approx(1.0)
+    assert r["bound"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("lmc,expect", [(0, 0.565), (1, 0.665), (2, 0.665)])
+def test_degraded_tree_optimum(lmc, expect):
+    """ft2-8x4 without 3 of its 32 cables: every base-LID routing leaves
+    some rounds with two flows on a link; 0.565 is the exact optimum (its
+    31 rounds: 4 at load 1, 27 at load 2 -> (4 + 27 / 2) / 31)."""
+    r = optimum("--topology", net("ft2-8x4-degraded"), "--lmc", str(lmc))
+    assert r["optimal"]
+    assert r["best"] == pytest.approx(expect, abs=5e-4)
+    # the bound the solver proves meets the routing it found (MIP gap)
+    assert r["bound"] == pytest.approx(r["best"], abs=1e-3)
+
+
+def test_oversubscribed_tree_reaches_the_leaf_bound():
+    # 4 hosts over 2 up links per leaf: 2 flows per link in every round
+    # with flows leaving the leaf; the leaf bound (bench-quality's bound1)
+    r = optimum("--topology", net("ft2-oversub-8x2"))
+    assert r["best"] == pytest.approx(0.565, abs=5e-4)
+
+
+def test_model_counts_like_lft_analyze():
+    """The efficiency of one fixed routing, computed by the tool's
+    evaluator, on a hand-made tree of 2 leaves with hosts 0, 1 and 2, 3:
+    d-mod-k is congestion free; with everything on spine 0, rounds 1 and
+    3 have one flow each way between the leaves, round 2 two."""
+    mod = load_script(OPT, "route_optimum")
+
+    class Fab:
+        leaves = [0, 1]
+        spines = [0, 1]
+        leaf_of = [0, 0, 1, 1]
+        width = {(0, 0): 1, (0, 1): 1, (1, 0): 1, (1, 1): 1}
+    ranks = [0, 1, 2, 3]
+    dmodk = {(a, d, 0): d % 2 for a in (0, 1) for d in range(4)}
+    same = {(a, d, 0): 0 for a in (0, 1) for d in range(4)}
+    assert mod.evaluate(Fab, ranks, 1, dmodk) == pytest.approx(1.0)
+    assert mod.evaluate(Fab, ranks, 1, same) == pytest.approx(
+        (1 + 1 / 2 + 1) / 3)
+
+
+def test_three_level_tree_is_refused():
+    p = run_script(OPT, ["--topology", net("kary-4-3")])
+    assert p.returncode == 2
+    assert "kary-4-3.net" in p.stderr and "not a 2-level fat tree" in \
+        p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_bad_hostfile_names_file_and_line(tmp_path):
+    hf = tmp_path / "hosts"
+    hf.write_text("h0000\n# comment\nnosuchhost\n")
+    p = run_script(OPT, ["--topology", net("ft2-8x4"), "--hostfile",
+                         str(hf)])
+    assert p.returncode == 2
+    assert "%s:3: unknown host 'nosuchhost'" % hf in p.stderr
+
+
+def test_bad_options():
+    for args in (["--topology", net("ft2-8x4"), "--lmc", "9"],
+                 ["--topology", net("ft2-8x4"), "--time-limit", "0"],
+                 ["--topology", "/nonexistent.net"]):
+        p = run_script(OPT, args)
+        assert p.returncode == 2, args
+        assert "Traceback" not in p.stderr
