@@ -75,6 +75,36 @@ def test_single_path_bound_of_the_degraded_2level_fabric():
         pytest.approx((6 + 25 * 2 / 3) / 31, abs=1e-12)
 
 
+def test_reachable_optimum_of_the_degraded_2level_fabric(tmp_path):
+    """route-optimum's exact figure, cached by net hash; full-bisection,
+    big and 3-level fabrics are skipped with the reason."""
+    pytest.importorskip("scipy.optimize", reason="python3-scipy missing")
+    bq = load_bench_module()
+    net = os.path.join(REPO, "sim-topologies", "ft2-8x4-degraded.net")
+    info = {"net": net, "hosts": 32, "sha": bq.file_sha(net)}
+    (tmp_path / "fabrics").mkdir()
+    res = bq.reachable_optimum(str(tmp_path), "ft2-8x4-degraded", info, [0],
+                               lambda msg: None)
+    assert res["lmc"]["0"] == pytest.approx(0.565, abs=5e-4)
+    cache = tmp_path / "fabrics" / "ft2-8x4-degraded.optimum.json"
+    assert json.loads(cache.read_text()) == res
+    # a second call reads the cache: no solver run (the tool is gone)
+    saved, bq.ROUTE_OPTIMUM = bq.ROUTE_OPTIMUM, "/nonexistent"
+    try:
+        assert bq.reachable_optimum(str(tmp_path), "ft2-8x4-degraded", info,
+                                    [0], lambda msg: None) == res
+    finally:
+        bq.ROUTE_OPTIMUM = saved
+    assert bq.reachable_optimum(str(tmp_path), "ft2-8x4", dict(info), [0],
+                                None) == {"skipped": "full bisection"}
+    kary = os.path.join(REPO, "sim-topologies", "kary-4-3-degraded.net")
+    res = bq.reachable_optimum(str(tmp_path), "kary-4-3-degraded",
+                               {"net": kary, "hosts": 64,
+                                "sha": bq.file_sha(kary)}, [0],
+                               lambda msg: None)
+    assert "not a 2-level fat tree" in res["skipped"]
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bq")
