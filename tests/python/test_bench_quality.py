@@ -188,3 +188,24 @@ def test_rerun_uses_the_cache_and_prints_the_table(quick_run):
     assert [r[1] for r in rows] == ["updn", "ours-updn", "ours-minhop"] * 2
     assert "== random rank order ==" in lines
     assert lines[-1].startswith("6 of 6 goals PASS; 9 cells (0 routed) in ")
+
+
+@requires_plugin
+def test_random_recheck_repeats_this_runs_order_first(quick_run):
+    """The re-measurement in several shuffles starts with seed 1, the
+    order of the run itself: its first figure is the cell's own."""
+    out, _, p = quick_run
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    cell = [c for c in doc["cells"]
+            if c["config"] == "ours-updn" and c["lmc"] == 1][0]
+    bq = load_bench_module()
+    with open(doc["fabrics"]["ft2-8x4"]["hostfile"]) as f:
+        hosts = sorted(f.read().split(), key=bq.natural_key)
+    for what in ("base", "spread"):
+        effs = bq.seed_efficiencies(cell["dir"], 1, what, hosts, 3)
+        assert len(effs) == 3 and all(0 < e <= 1 for e in effs)
+        assert effs[0] == pytest.approx(cell["orders"]["random"][what],
+                                        abs=1e-12)
+    # a different shuffle gives a different figure on this fabric
+    assert len(set(round(e, 9) for e in effs)) > 1
