@@ -141,6 +141,18 @@ int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
 		   const uint32_t *load, unsigned slots, unsigned base);
 
 /*
+ * A detour cursor over the up slots of a switch.  cand[s] is the
+ * candidate filling slot s, or OO_SLOT_DEAD.  Returns the first slot at or
+ * after *cursor (mod slots) that has a candidate and moves the cursor just
+ * past it, or -1 when no slot has one.  Successive detours so go to
+ * successive switches in the order all switches of the level share,
+ * whichever slots are dead toward each target, and every live slot gets
+ * its turn.
+ */
+#define OO_SLOT_DEAD 0xff
+int oo_cursor_slot(const uint8_t *cand, unsigned slots, unsigned *cursor);
+
+/*
  * Fill divisor[0..levels-1] from the number of up slots of each level.
  * Products that would overflow 2^32 saturate; a level without up slots
  * counts as one.

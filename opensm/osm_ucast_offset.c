@@ -115,7 +115,7 @@ struct oo_tree {
 	unsigned stamp;
 };
 
-#define OO_NO_CAND 0xff
+#define OO_NO_CAND OO_SLOT_DEAD
 
 enum oo_plan_kind {
 	OO_PLAN_PLAIN = 0,	/* the plain rule picks */
@@ -165,7 +165,7 @@ struct oo_build {
 	uint16_t *used_remote;
 	uint32_t paths[OO_PORTS];
 	uint32_t offset_paths[OO_PORTS];
-	unsigned detours;	/* up detours taken for this LID offset */
+	unsigned detours;	/* detour cursor: slot after the last detour */
 	struct oo_candidate cand[OO_PORTS];
 	/* per port of the switch being built */
 	uint8_t prof_ignored[OO_PORTS];
@@ -883,7 +883,7 @@ static int offset_collides(const struct oo_build *b,
 
 /*
  * The up slot, or the live slot a detour takes; -1 if none is live.  Base
- * LIDs detour round the live slots in turn.  A further LID offset detours
+ * LIDs detour to the next live slot after the switch's detour cursor.  A further LID offset detours
  * when its slot is dead or leads to a switch an earlier LID of the
  * destination already took and another switch is still free.
  */
@@ -892,13 +892,15 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			unsigned lid_offset)
 {
 	unsigned slot = dest_slot(b, si->level, rank, lid_offset);
+	int pick;
 
 	if (!lid_offset) {
 		if (pl->by_slot[slot] != OO_NO_CAND)
 			return pl->by_slot[slot];
-		if (!pl->live)
-			return -1;
-		return pl->live_slot[b->detours++ % pl->live];
+		pick = oo_cursor_slot(pl->by_slot,
+				      b->tree.level_slots[si->level],
+				      &b->detours);
+		return pick < 0 ? -1 : pl->by_slot[pick];
 	}
 	if (pl->by_slot[slot] != OO_NO_CAND &&
 	    !offset_collides(b, si, pl, rank, lid_offset,
