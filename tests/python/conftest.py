@@ -133,6 +133,13 @@ def run_script(path, args, env=None, timeout=300):
                           env=e, timeout=timeout)
 
 
+def run_with_plugin(path, args, timeout=300):
+    """run_script() with OSMOFFSET_PLUGIN_DIR naming the built plugin, when
+    there is one (the benchmarks load it from there)."""
+    env = {"OSMOFFSET_PLUGIN_DIR": plugin_dir()} if plugin_dir() else None
+    return run_script(path, args, env, timeout)
+
+
 def run_osm_sim(args, env=None, timeout=300):
     """Run scripts/osm-sim with args; returns the CompletedProcess."""
     return run_script(OSM_SIM, args, env, timeout)

@@ -12,15 +12,14 @@ import shutil
 
 import pytest
 
-from conftest import REPO, plugin_dir, requires_plugin, run_script
+from conftest import REPO, plugin_dir, requires_plugin, run_with_plugin
 
 BENCH = os.path.join(REPO, "scripts", "bench-degraded")
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm"))
 
 
 def bench(*args, timeout=300):
-    env = {"OSMOFFSET_PLUGIN_DIR": plugin_dir()} if plugin_dir() else None
-    return run_script(BENCH, list(args), env, timeout)
+    return run_with_plugin(BENCH, args, timeout)
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from conftest import (REPO, TOPO_DIR, load_script, plugin_dir,
-                      requires_plugin, run_script)
+from conftest import (REPO, TOPO_DIR, load_script,
+                      requires_plugin, run_with_plugin)
 from osmoffset import fabric
 
 BENCH = os.path.join(REPO, "scripts", "bench-routing")
@@ -26,8 +26,7 @@ def load_bench():
 
 
 def bench(*args, timeout=120):
-    env = {"OSMOFFSET_PLUGIN_DIR": plugin_dir()} if plugin_dir() else None
-    return run_script(BENCH, args, env, timeout)
+    return run_with_plugin(BENCH, args, timeout)
 
 
 def own_diff(path_a, path_b):
