@@ -883,9 +883,10 @@ static int offset_collides(const struct oo_build *b,
 
 /*
  * The up slot, or the live slot a detour takes; -1 if none is live.  Base
- * LIDs detour to the next live slot after the switch's detour cursor.  A further LID offset detours
- * when its slot is dead or leads to a switch an earlier LID of the
- * destination already took and another switch is still free.
+ * LIDs detour to the next live slot after the switch's detour cursor.  A
+ * further LID offset detours when its slot is dead or leads to a switch an
+ * earlier LID of the destination already took and another switch is still
+ * free.
  */
 static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned rank,
@@ -1108,9 +1109,8 @@ static void free_build(struct oo_build *b)
 {
 	unsigned l;
 
-	for (l = 0; l < OO_MAX_LEVELS; l++) {
+	for (l = 0; l < OO_MAX_LEVELS; l++)
 		free(b->slot_base[l]);
-	}
 	free_tree(&b->tree);
 	free(b->dests);
 	free(b->groups);
