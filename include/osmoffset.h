@@ -39,6 +39,8 @@ enum oo_hop_tables {
 struct oo_options {
 	enum oo_rule rule;
 	enum oo_hop_tables hop_tables;
+	int stock_guard;	/* keep the stock LFTs where ours score
+				   lower (default on) */
 };
 
 /*
@@ -52,6 +54,8 @@ struct oo_options {
  *			  (also no/yes, false/true, 0/1; on = coordinated)
  *	hop_tables	= fast | stock  (default fast; only matters while
  *			  port offsetting is on)
+ *	stock_guard	= on | off  (default on; also yes/no, true/false,
+ *			  1/0)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -238,6 +242,80 @@ void oo_minhop_distances(const struct oo_updn_graph *g, unsigned target,
  */
 void oo_minhop_rows(const struct oo_updn_graph *g, unsigned target,
 		    const uint8_t *dist, uint8_t *hops);
+
+/*
+ * Shift-alltoall quality of forwarding tables (osm_offset_eval.c), the
+ * measure of lft-analyze: round k of a shift over a rank order sends rank
+ * i to rank i + k, runs at 1 / (most flows on one link), and the
+ * efficiency is the mean over the rounds.  Links are numbered switch *
+ * stride + port.
+ */
+#define OO_EVAL_NONE 0xffffffffU
+#define OO_EVAL_EPSILON 1e-9
+
+struct oo_eval_net {
+	unsigned num_sw;
+	unsigned stride;		/* more than any port number */
+	const uint32_t *next;		/* num_sw * stride: switch behind
+					   each port, or OO_EVAL_NONE */
+	const uint8_t *const *lft;	/* per switch: port by LID */
+	const unsigned *lft_len;	/* per switch: LIDs in its lft */
+	const uint32_t *host_sw;	/* per host: its switch */
+	const uint8_t *host_port;	/* per host: that switch's port */
+	const uint16_t *host_lid;	/* per host: base LID */
+	unsigned lids_per_port;		/* 2^LMC */
+};
+
+struct oo_eval_work {
+	uint32_t *load;			/* per link, zero between rounds */
+	uint32_t *touched;		/* links loaded this round */
+	unsigned num_touched;
+	uint32_t max_load;
+};
+
+struct oo_eval_score {
+	double eff;			/* 1.0: no link shared in any round */
+	uint64_t lost;			/* flows whose LID leads nowhere */
+	unsigned rounds;		/* rounds looked at */
+};
+
+/* Scratch for a net of entries = num_sw * stride links. */
+int oo_eval_work_init(struct oo_eval_work *wk, size_t entries);
+void oo_eval_work_free(struct oo_eval_work *wk);
+
+/*
+ * Score a shift alltoall among the n hosts of order (host indices), with
+ * base-LID traffic (spread 0) or traffic striped over all LIDs of a port
+ * (spread 1).  Rounds are all looked at while n * (n - 1) LIDs (base: one
+ * per flow, spread: 2^LMC) fit in budget, else evenly spaced ones.  A flow
+ * whose LID meets a dead end, a missing entry or a loop is lost.
+ */
+void oo_eval_shift(const struct oo_eval_net *net, const uint32_t *order,
+		   unsigned n, int spread, uint64_t budget,
+		   struct oo_eval_work *wk, struct oo_eval_score *score);
+
+/*
+ * For every flow among the n hosts of order and every LID of its
+ * destination, set mark[s * num_sw + d] for each switch s the LID visits,
+ * d being the destination's switch.  Tables that take the marked entries
+ * from net route every flow among those hosts exactly as net does.
+ */
+void oo_eval_mark_paths(const struct oo_eval_net *net, const uint32_t *order,
+			unsigned n, uint8_t *mark);
+
+/* Whether a is worse than b: more flows lost, or else lower efficiency. */
+int oo_eval_worse(const struct oo_eval_score *a,
+		  const struct oo_eval_score *b);
+
+/* Shuffle order in place, the same way for the same seed everywhere. */
+void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
+
+/*
+ * Whether a node description is a SHARP aggregation node's (a CA on a
+ * switch ASIC that is no compute host): "Mellanox Technologies
+ * Aggregation Node", any case, with or without a host-name prefix.
+ */
+int oo_is_aggregation_node(const char *desc);
 
 /*
  * Compare two node descriptions the way people sort host names: runs of

@@ -41,4 +41,18 @@ int oo_updn_build_hop_tables(struct osm_opensm *osm);
  */
 int oo_minhop_build_hop_tables(struct osm_opensm *osm);
 
+/* An LFT stage: fills every switch's new_lft; 0 on success. */
+typedef int (*oo_lft_builder)(void *context);
+
+/*
+ * Build the LFTs with build_ours under the stock guard
+ * (osm_ucast_offset_guard.c): where they are not contention-free in leaf
+ * order and every job block, the stock stage runs too and the stock
+ * tables stay if ours score lower in any rank order looked at.  stock may
+ * be NULL (not known: ours stay).  Returns 0 with a full set of LFTs in
+ * place, -1 when build_ours failed (the port profiles are as before).
+ */
+int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
+		  void *ours_ctx, oo_lft_builder stock, void *stock_ctx);
+
 #endif				/* OSMOFFSET_GLUE_H */

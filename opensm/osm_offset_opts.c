@@ -98,6 +98,7 @@ static const char *own_key(const char *key)
 
 #define SEEN_RULE 0x1
 #define SEEN_HOPS 0x2
+#define SEEN_GUARD 0x4
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -144,6 +145,40 @@ static int parse_hop_tables_key(const char *value, struct oo_options *opts,
 	return 0;
 }
 
+/* on/off words: those of port_offsetting, "on" meaning on. */
+static int parse_switch(const char *value, int *on)
+{
+	enum oo_rule rule;
+
+	if (parse_rule(value, &rule) || rule == OO_RULE_PLAIN ||
+	    !strcasecmp(value, "coordinated"))
+		return -1;
+	*on = rule != OO_RULE_OFF;
+	return 0;
+}
+
+static int parse_stock_guard(const char *value, struct oo_options *opts,
+			     int *seen, char *err, size_t err_len)
+{
+	int on;
+
+	if (parse_switch(value, &on)) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "stock_guard value '%s' is not one of on, off",
+			 value);
+		return -1;
+	}
+	if ((*seen & SEEN_GUARD) && on != opts->stock_guard) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "stock_guard is given twice, as %s and as %s",
+			 opts->stock_guard ? "on" : "off", on ? "on" : "off");
+		return -1;
+	}
+	*seen |= SEEN_GUARD;
+	opts->stock_guard = on;
+	return 0;
+}
+
 static int parse_token(char *token, struct oo_options *opts, int *seen,
 		       char *err, size_t err_len)
 {
@@ -165,8 +200,10 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 		return parse_port_offsetting(value, opts, seen, err, err_len);
 	if (!strcasecmp(key, "hop_tables"))
 		return parse_hop_tables_key(value, opts, seen, err, err_len);
+	if (!strcasecmp(key, "stock_guard"))
+		return parse_stock_guard(value, opts, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
-		 "(known: port_offsetting, hop_tables)", token);
+		 "(known: port_offsetting, hop_tables, stock_guard)", token);
 	return -1;
 }
 
@@ -174,6 +211,7 @@ static void set_defaults(struct oo_options *opts)
 {
 	opts->rule = OO_RULE_OFF;
 	opts->hop_tables = OO_HOPS_FAST;
+	opts->stock_guard = 1;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

@@ -51,6 +51,9 @@ struct oo_plugin {
 	struct oo_options opts;
 	int engines_checked;
 	int engines_wrapped;
+	/* OpenSM's own LFT stage (minhop's, which updn uses too) */
+	oo_lft_builder stock_lfts;
+	void *stock_ctx;
 };
 
 /* What a wrapped engine keeps of itself. */
@@ -1232,8 +1235,9 @@ static int prepare_build(struct oo_build *b)
 	return alloc_plans(b);
 }
 
-static int build_offset_lfts(struct oo_plugin *plugin)
+static int build_offset_lfts(void *context)
 {
+	struct oo_plugin *plugin = context;
 	double cpu = oo_thread_cpu_seconds();
 	osm_opensm_t *osm = plugin->osm;
 	struct oo_build *b;
@@ -1312,7 +1316,10 @@ static int wrap_ucast_build_fwd_tables(void *context)
 	struct oo_plugin *plugin = w->plugin;
 
 	if (plugin->opts.rule != OO_RULE_OFF) {
-		if (!build_offset_lfts(plugin))
+		if (!(plugin->opts.stock_guard ?
+		      oo_guard_lfts(plugin->osm, build_offset_lfts, plugin,
+				    plugin->stock_lfts, plugin->stock_ctx) :
+		      build_offset_lfts(plugin)))
 			return 0;
 		OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F04: "
 			"port offsetting could not build the LFTs (no memory, "
@@ -1398,6 +1405,12 @@ static int wrap_engine(struct oo_plugin *plugin, osm_routing_engine_t *re)
 	w->plugin = plugin;
 	w->orig = *re;
 	w->orig.next = NULL;
+	/* minhop's LFT stage is OpenSM's own one, for the stock guard */
+	if (re->type == OSM_ROUTING_ENGINE_TYPE_MINHOP &&
+	    re->ucast_build_fwd_tables && !plugin->stock_lfts) {
+		plugin->stock_lfts = re->ucast_build_fwd_tables;
+		plugin->stock_ctx = re->context;
+	}
 
 	re->context = w;
 	re->build_lid_matrices = re->build_lid_matrices ?

@@ -264,6 +264,11 @@ class SimCache:
                 "--lmc", str(lmc), "--engine", engine, "--quiet"]
         if mode == "stock":
             args.append("--stock")
+        elif mode == "rule":
+            # the offsetting rule alone, without the stock guard
+            args += ["--port-offsetting", "on",
+                     "--plugin-option", "stock_guard=off",
+                     "--plugin-dir", plugin_dir() or "/nonexistent"]
         else:
             args += ["--port-offsetting", mode,
                      "--plugin-dir", plugin_dir() or "/nonexistent"]

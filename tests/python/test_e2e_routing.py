@@ -327,7 +327,8 @@ def max_spread(run, lmc):
 @pytest.mark.parametrize("lmc", LMCS)
 @pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
 def test_offsetting_on_spreads_base_lids(sim_cache, fab, lmc):
-    run = get_run(sim_cache, fab, lmc, "on")
+    """The rule itself (stock guard off) balances base LIDs per port."""
+    run = get_run(sim_cache, fab, lmc, "rule")
     rows, bad = spread_violations(run, lmc)
     if not is_degraded(fab):
         assert rows, "no candidate group of more than one port to check"
@@ -389,7 +390,7 @@ def test_lid_offsets_take_distinct_switches_in_blocks(sim_cache, fab, lmc):
     ports) any two ports use the same block or disjoint ones.  (The seed
     example's two switches both hold CAs, so they form no tree and the
     plain rule routes their trunk.)"""
-    run = get_run(sim_cache, fab, lmc, "on")
+    run = get_run(sim_cache, fab, lmc, "rule")
     bad = offset_layout_problems(run, lmc)
     assert bad == [], "\n".join(bad[:20])
 
@@ -407,8 +408,10 @@ def base_lid_routes(run):
 def test_base_lid_routes_do_not_depend_on_lmc(sim_cache, fab):
     """Raising the LMC adds routes but never moves a base-LID route (the
     LIDs themselves are renumbered, so routes are compared per CA port),
-    degraded trees included: an MPI that ignores LMC keeps its paths."""
-    routes = [base_lid_routes(get_run(sim_cache, fab, lmc, "on"))
+    degraded trees included: an MPI that ignores LMC keeps its paths.
+    (The rule itself: the stock guard compares with stock, whose base
+    routes move with the LMC.)"""
+    routes = [base_lid_routes(get_run(sim_cache, fab, lmc, "rule"))
               for lmc in LMCS]
     for lmc, other in zip(LMCS[1:], routes[1:]):
         moved = sorted(k for k in routes[0] if routes[0][k] != other.get(k))

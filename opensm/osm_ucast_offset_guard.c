@@ -1,0 +1,727 @@
+/*
+ * osmoffset - the stock guard: never route worse than the stock engine
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ *
+ * OpenSM glue.  Port offsetting builds its LFTs; they are scored with
+ * oo_eval_shift() (osm_offset_eval.c) in the rank orders a job meets:
+ * hosts grouped by leaf, each quarter and each half of that order, and
+ * seeded random orders, with base-LID and (LMC > 0) striped traffic.
+ * Where ours are contention-free in every structured order they stay.
+ * Otherwise OpenSM's own LFT stage (the one updn and minhop use) runs too,
+ * on the same hop tables, and its tables are scored the same way: where
+ * ours score lower in any of those cells, the stock tables stay, byte for
+ * byte what the engine would have built without the plugin, and the log
+ * says why.
+ */
+
+#if HAVE_CONFIG_H
+#  include <config.h>
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <opensm/osm_config.h>
+#include <complib/cl_qmap.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_switch.h>
+#include <opensm/osm_port.h>
+#include <opensm/osm_node.h>
+#include <opensm/osm_log.h>
+
+#include "osmoffset.h"
+#include "osmoffset_glue.h"
+
+/* LIDs followed per cell before rounds are sampled (see oo_eval_shift). */
+#define OO_GUARD_BUDGET 2000000ULL
+#define OO_GUARD_SEEDS 4
+#define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1))
+
+/*
+ * One score: a rank order (or, for random orders, the mean over several
+ * seeds, which a single seed's luck does not sway) and a traffic.
+ */
+struct oo_cell {
+	char name[40];
+	const uint32_t *order[OO_GUARD_SEEDS];
+	unsigned num_orders;
+	unsigned n;
+	int spread;
+	int structured;		/* leaf order or a block of it */
+};
+
+struct oo_guard {
+	osm_opensm_t *osm;
+	osm_log_t *log;
+	osm_switch_t **sw;
+	unsigned num_sw;
+	struct oo_eval_net net;
+	uint32_t *next;
+	const uint8_t **lft;
+	unsigned *lft_len;
+	uint32_t *host_sw;
+	uint8_t *host_port;
+	uint16_t *host_lid;
+	const char **host_key;	/* sort key of the host's switch */
+	unsigned num_hosts;
+	uint32_t *leaf_order;
+	uint32_t *random_order[OO_GUARD_SEEDS];
+	struct oo_cell cell[OO_GUARD_MAX_CELLS];
+	unsigned num_cells;
+	uint32_t *prof_before;	/* port profiles before any LFT stage */
+	uint32_t *prof_ours;
+	uint32_t *prof_stock;
+	uint8_t *lft_ours;
+	uint8_t *lft_stock;
+	const uint8_t **stock_row;	/* per switch, into lft_stock */
+	struct oo_eval_work work;
+};
+
+static unsigned guard_index(const osm_switch_t *sw)
+{
+	return (unsigned)((uintptr_t)sw->priv - 1);
+}
+
+static void free_guard(struct oo_guard *g)
+{
+	unsigned i;
+
+	if (g->sw)
+		for (i = 0; i < g->num_sw; i++)
+			g->sw[i]->priv = NULL;
+	free(g->sw);
+	free(g->next);
+	free(g->lft);
+	free(g->lft_len);
+	free(g->host_sw);
+	free(g->host_port);
+	free(g->host_lid);
+	free(g->host_key);
+	free(g->leaf_order);
+	for (i = 0; i < OO_GUARD_SEEDS; i++)
+		free(g->random_order[i]);
+	free(g->prof_before);
+	free(g->prof_ours);
+	free(g->prof_stock);
+	free(g->lft_ours);
+	free(g->lft_stock);
+	free(g->stock_row);
+	oo_eval_work_free(&g->work);
+}
+
+/* The switches, each with its index in sw->priv while the guard runs. */
+static int index_switches(struct oo_guard *g)
+{
+	cl_qmap_t *tbl = &g->osm->subn.sw_guid_tbl;
+	cl_map_item_t *item;
+	unsigned i = 0, stride = 1;
+
+	g->num_sw = cl_qmap_count(tbl);
+	g->sw = calloc(g->num_sw + 1, sizeof(*g->sw));
+	g->lft = calloc(g->num_sw + 1, sizeof(*g->lft));
+	g->lft_len = calloc(g->num_sw + 1, sizeof(*g->lft_len));
+	if (!g->sw || !g->lft || !g->lft_len)
+		return -1;
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item), i++) {
+		osm_switch_t *sw = (osm_switch_t *)item;
+
+		g->sw[i] = sw;
+		sw->priv = (void *)(uintptr_t)(i + 1);
+		g->lft[i] = sw->new_lft;
+		g->lft_len[i] = sw->new_lft ? sw->max_lid_ho + 1U : 0;
+		if (sw->num_ports > stride)
+			stride = sw->num_ports;
+	}
+	g->net.stride = stride;
+	return 0;
+}
+
+/* The switch behind every port of every switch. */
+static int map_links(struct oo_guard *g)
+{
+	unsigned s, stride = g->net.stride;
+
+	g->next = malloc(sizeof(*g->next) * g->num_sw * stride + 1);
+	if (!g->next)
+		return -1;
+	for (s = 0; s < g->num_sw; s++) {
+		osm_node_t *node = g->sw[s]->p_node;
+		uint8_t port;
+
+		for (port = 0; port < stride; port++) {
+			osm_node_t *rn = NULL;
+			uint8_t rport;
+
+			if (port && port < g->sw[s]->num_ports)
+				rn = osm_node_get_remote_node(node, port,
+							      &rport);
+			g->next[(size_t)s * stride + port] = rn && rn->sw ?
+			    guard_index(rn->sw) : OO_EVAL_NONE;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The hosts: CA ports with a LID, cabled to a switch, that run jobs
+ * (SHARP aggregation nodes do not).
+ */
+static int collect_hosts(struct oo_guard *g)
+{
+	cl_qmap_t *tbl = &g->osm->subn.port_guid_tbl;
+	cl_map_item_t *item;
+	unsigned n = 0, max = cl_qmap_count(tbl) + 1;
+
+	g->host_sw = calloc(max, sizeof(*g->host_sw));
+	g->host_port = calloc(max, sizeof(*g->host_port));
+	g->host_lid = calloc(max, sizeof(*g->host_lid));
+	g->host_key = calloc(max, sizeof(*g->host_key));
+	if (!g->host_sw || !g->host_port || !g->host_lid || !g->host_key)
+		return -1;
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item)) {
+		osm_port_t *port = (osm_port_t *)item;
+		osm_physp_t *remote;
+		uint16_t min_lid, max_lid;
+
+		if (port->p_node->sw || !port->p_physp ||
+		    oo_is_aggregation_node(port->p_node->print_desc))
+			continue;
+		remote = port->p_physp->p_remote_physp;
+		if (!remote || !remote->p_node->sw)
+			continue;
+		osm_port_get_lid_range_ho(port, &min_lid, &max_lid);
+		if (!min_lid)
+			continue;
+		g->host_sw[n] = guard_index(remote->p_node->sw);
+		g->host_port[n] = osm_physp_get_port_num(remote);
+		g->host_lid[n] = min_lid;
+		g->host_key[n] = port->p_node->print_desc ?
+		    port->p_node->print_desc : "";
+		n++;
+	}
+	g->num_hosts = n;
+	return 0;
+}
+
+static const struct oo_guard *sort_guard;
+
+/* Hosts grouped by switch, switches by their first host name. */
+static int cmp_leaf_order(const void *a, const void *b)
+{
+	const struct oo_guard *g = sort_guard;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t sx = g->host_sw[x], sy = g->host_sw[y];
+	int r;
+
+	if (sx != sy) {
+		r = oo_natural_cmp(g->host_key[x], g->host_key[y]);
+		if (r)
+			return r;
+		return sx < sy ? -1 : 1;
+	}
+	if (g->host_port[x] != g->host_port[y])
+		return g->host_port[x] < g->host_port[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Give every host the smallest host name found on its switch. */
+static void assign_switch_keys(struct oo_guard *g)
+{
+	const char **first = calloc(g->num_sw + 1, sizeof(*first));
+	unsigned h;
+
+	if (!first)
+		return;		/* names then order within a switch only */
+	for (h = 0; h < g->num_hosts; h++) {
+		const char **k = &first[g->host_sw[h]];
+
+		if (!*k || oo_natural_cmp(g->host_key[h], *k) < 0)
+			*k = g->host_key[h];
+	}
+	for (h = 0; h < g->num_hosts; h++)
+		g->host_key[h] = first[g->host_sw[h]];
+	free(first);
+}
+
+static int make_orders(struct oo_guard *g)
+{
+	unsigned h, i;
+
+	g->leaf_order = calloc(g->num_hosts + 1, sizeof(*g->leaf_order));
+	if (!g->leaf_order)
+		return -1;
+	for (h = 0; h < g->num_hosts; h++)
+		g->leaf_order[h] = h;
+	assign_switch_keys(g);
+	sort_guard = g;
+	qsort(g->leaf_order, g->num_hosts, sizeof(*g->leaf_order),
+	      cmp_leaf_order);
+	sort_guard = NULL;
+	for (i = 0; i < OO_GUARD_SEEDS; i++) {
+		g->random_order[i] = malloc(sizeof(uint32_t) *
+					    (g->num_hosts + 1));
+		if (!g->random_order[i])
+			return -1;
+		memcpy(g->random_order[i], g->leaf_order,
+		       sizeof(uint32_t) * g->num_hosts);
+		oo_eval_shuffle(g->random_order[i], g->num_hosts, i + 1);
+	}
+	return 0;
+}
+
+static void add_cell(struct oo_guard *g, const char *name, unsigned part,
+		     uint32_t *const *order, unsigned num_orders, unsigned n,
+		     int structured)
+{
+	int spread;
+
+	for (spread = 0; spread <= (g->net.lids_per_port > 1); spread++) {
+		struct oo_cell *c = &g->cell[g->num_cells++];
+
+		snprintf(c->name, sizeof(c->name), "%s%.0u %s", name, part,
+			 spread ? "spread" : "base");
+		memcpy(c->order, order, sizeof(*order) * num_orders);
+		c->num_orders = num_orders;
+		c->n = n;
+		c->spread = spread;
+		c->structured = structured;
+	}
+}
+
+/* The rank orders and traffic the two sets of tables are scored on. */
+static void make_cells(struct oo_guard *g)
+{
+	unsigned n = g->num_hosts, q;
+	uint32_t *block;
+
+	add_cell(g, "leaf order", 0, &g->leaf_order, 1, n, 1);
+	for (q = 0; n >= 8 && q < 4; q++) {
+		block = g->leaf_order + q * n / 4;
+		add_cell(g, "quarter job ", q + 1, &block, 1,
+			 (q + 1) * n / 4 - q * n / 4, 1);
+	}
+	for (q = 0; n >= 4 && q < 2; q++) {
+		block = g->leaf_order + q * n / 2;
+		add_cell(g, "half job ", q + 1, &block, 1,
+			 (q + 1) * n / 2 - q * n / 2, 1);
+	}
+	add_cell(g, "random orders", 0, g->random_order, OO_GUARD_SEEDS, n, 0);
+}
+
+static int prepare_guard(struct oo_guard *g)
+{
+	g->net.lids_per_port = 1U << g->osm->subn.opt.lmc;
+	if (index_switches(g) || map_links(g) || collect_hosts(g) ||
+	    make_orders(g))
+		return -1;
+	g->net.num_sw = g->num_sw;
+	g->net.next = g->next;
+	g->net.lft = g->lft;
+	g->net.lft_len = g->lft_len;
+	g->net.host_sw = g->host_sw;
+	g->net.host_port = g->host_port;
+	g->net.host_lid = g->host_lid;
+	make_cells(g);
+	return oo_eval_work_init(&g->work, (size_t)g->num_sw * g->net.stride);
+}
+
+static void score_cell(struct oo_guard *g, const struct oo_cell *c,
+		       struct oo_eval_score *score)
+{
+	struct oo_eval_score one;
+	unsigned i;
+
+	memset(score, 0, sizeof(*score));
+	for (i = 0; i < c->num_orders; i++) {
+		oo_eval_shift(&g->net, c->order[i], c->n, c->spread,
+			      OO_GUARD_BUDGET, &g->work, &one);
+		score->eff += one.eff / c->num_orders;
+		score->lost += one.lost;
+		score->rounds += one.rounds;
+	}
+}
+
+static void score_cells(struct oo_guard *g, struct oo_eval_score *score)
+{
+	unsigned c;
+
+	for (c = 0; c < g->num_cells; c++)
+		score_cell(g, &g->cell[c], &score[c]);
+}
+
+/* Contention-free with every LID delivered in every structured cell. */
+static int structured_perfect(const struct oo_guard *g,
+			      const struct oo_eval_score *score)
+{
+	unsigned c;
+
+	for (c = 0; c < g->num_cells; c++)
+		if (g->cell[c].structured &&
+		    (score[c].lost || score[c].eff < 1.0 - OO_EVAL_EPSILON))
+			return 0;
+	return 1;
+}
+
+static size_t total_ports(const struct oo_guard *g)
+{
+	size_t n = 0;
+	unsigned s;
+
+	for (s = 0; s < g->num_sw; s++)
+		n += g->sw[s]->num_ports;
+	return n;
+}
+
+static void save_profiles(const struct oo_guard *g, uint32_t *to)
+{
+	unsigned s, p;
+
+	for (s = 0; s < g->num_sw; s++)
+		for (p = 0; p < g->sw[s]->num_ports; p++)
+			*to++ = g->sw[s]->p_prof[p].num_paths;
+}
+
+static void restore_profiles(const struct oo_guard *g, const uint32_t *from)
+{
+	unsigned s, p;
+
+	for (s = 0; s < g->num_sw; s++)
+		for (p = 0; p < g->sw[s]->num_ports; p++)
+			g->sw[s]->p_prof[p].num_paths = *from++;
+}
+
+static size_t total_lft(const struct oo_guard *g)
+{
+	size_t n = 0;
+	unsigned s;
+
+	for (s = 0; s < g->num_sw; s++)
+		n += g->lft_len[s];
+	return n;
+}
+
+/* Copy every switch's new LFT out (out = 1) or back in (out = 0). */
+static void copy_lfts(const struct oo_guard *g, uint8_t *buf, int out)
+{
+	unsigned s;
+
+	for (s = 0; s < g->num_sw; s++) {
+		if (out)
+			memcpy(buf, g->sw[s]->new_lft, g->lft_len[s]);
+		else
+			memcpy(g->sw[s]->new_lft, buf, g->lft_len[s]);
+		buf += g->lft_len[s];
+	}
+}
+
+static void log_scores(const struct oo_guard *g, const char *who,
+		       const struct oo_eval_score *score)
+{
+	unsigned c;
+
+	for (c = 0; c < g->num_cells; c++)
+		OSM_LOG(g->log, OSM_LOG_VERBOSE, "osmoffset: stock guard: "
+			"%s, %s: %.4f (%u rounds, %" PRIu64 " flows lost)\n",
+			who, g->cell[c].name, score[c].eff, score[c].rounds,
+			score[c].lost);
+}
+
+/* The first cell in which ours score lower than stock, or -1. */
+static int first_loss(const struct oo_guard *g,
+		      const struct oo_eval_score *ours,
+		      const struct oo_eval_score *stock)
+{
+	unsigned c;
+
+	for (c = 0; c < g->num_cells; c++)
+		if (oo_eval_worse(&ours[c], &stock[c]))
+			return (int)c;
+	return -1;
+}
+
+/*
+ * Where ours lose a job block, the block's flows take the stock routes:
+ * every switch that a flow among the block's hosts visits in the stock
+ * tables takes the stock entries toward the flow's destination switch.
+ * The block then scores as stock; each entry of the mix is one of the two
+ * engines' equal-cost up/down choices over the same hop tables, so it is
+ * as loop- and deadlock-free as both.  first and last bound the cells
+ * looked at.  Returns how many cells lost.
+ */
+static unsigned mark_losing_blocks(const struct oo_guard *g,
+				   const struct oo_eval_net *stock_net,
+				   const struct oo_eval_score *cur,
+				   const struct oo_eval_score *stock,
+				   unsigned first, unsigned last,
+				   uint8_t *mark)
+{
+	unsigned c, lost = 0;
+
+	for (c = first; c < last && c < g->num_cells; c++) {
+		if (!oo_eval_worse(&cur[c], &stock[c]))
+			continue;
+		oo_eval_mark_paths(stock_net, g->cell[c].order[0],
+				   g->cell[c].n, mark);
+		lost++;
+	}
+	return lost;
+}
+
+/* Ours, with the marked entries from stock. */
+static void mix_lfts(const struct oo_guard *g, const uint8_t *mark)
+{
+	unsigned lids = g->net.lids_per_port, h, o, s;
+
+	copy_lfts(g, g->lft_ours, 0);
+	for (s = 0; s < g->num_sw; s++) {
+		const uint8_t *row = mark + (size_t)s * g->num_sw;
+
+		for (h = 0; h < g->num_hosts; h++) {
+			if (!row[g->host_sw[h]])
+				continue;
+			for (o = 0; o < lids; o++) {
+				unsigned lid = g->host_lid[h] + o;
+
+				if (lid < g->lft_len[s])
+					g->sw[s]->new_lft[lid] =
+					    g->stock_row[s][lid];
+			}
+		}
+	}
+}
+
+/*
+ * The port profiles of tables put together here: the paths routed out of
+ * each port, as OpenSM's LFT stage counts them.
+ */
+static void count_profiles(const struct oo_guard *g)
+{
+	cl_qmap_t *tbl = &g->osm->subn.port_guid_tbl;
+	int switches = g->osm->subn.opt.port_profile_switch_nodes;
+	cl_map_item_t *item;
+	unsigned s;
+
+	restore_profiles(g, g->prof_before);
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item)) {
+		osm_port_t *port = (osm_port_t *)item;
+		uint16_t min_lid, max_lid, lid;
+
+		if (port->p_node->sw && !switches)
+			continue;
+		osm_port_get_lid_range_ho(port, &min_lid, &max_lid);
+		if (!min_lid)
+			continue;
+		for (s = 0; s < g->num_sw; s++) {
+			osm_switch_t *sw = g->sw[s];
+
+			for (lid = min_lid; lid <= max_lid &&
+			     lid <= sw->max_lid_ho; lid++) {
+				uint8_t out = sw->new_lft[lid];
+				osm_physp_t *p;
+
+				if (out >= sw->num_ports)
+					continue;
+				p = osm_node_get_physp_ptr(sw->p_node, out);
+				if (p && !p->is_prof_ignored)
+					sw->p_prof[out].num_paths++;
+			}
+		}
+	}
+}
+
+/* The stock tables as a net of their own. */
+static int index_stock(struct oo_guard *g, struct oo_eval_net *net)
+{
+	const uint8_t *at = g->lft_stock;
+	unsigned s;
+
+	g->stock_row = calloc(g->num_sw + 1, sizeof(*g->stock_row));
+	if (!g->stock_row)
+		return -1;
+	for (s = 0; s < g->num_sw; s++) {
+		g->stock_row[s] = at;
+		at += g->lft_len[s];
+	}
+	*net = g->net;
+	net->lft = g->stock_row;
+	return 0;
+}
+
+/*
+ * Try the mix of ours and stock: the losing quarter-job blocks first,
+ * then the halves.  Returns 1 with the mix in place when it scores at
+ * least as well as stock in every cell, 0 otherwise (the stock tables
+ * are back in place).
+ */
+static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
+		   const struct oo_eval_score *stock,
+		   struct oo_eval_score *mixed)
+{
+	unsigned blocks = g->net.lids_per_port > 1 ? 2 : 1;
+	unsigned quarters = g->num_hosts >= 8 ? 4 * blocks : 0;
+	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
+	unsigned first = blocks, lost;
+	struct oo_eval_net stock_net;
+	uint8_t *mark;
+	int ok = 0;
+
+	mark = calloc((size_t)g->num_sw * g->num_sw + 1, 1);
+	if (!mark || index_stock(g, &stock_net)) {
+		free(mark);
+		return 0;
+	}
+	memcpy(mixed, ours, sizeof(*mixed) * g->num_cells);
+	lost = mark_losing_blocks(g, &stock_net, ours, stock, first,
+				  first + quarters, mark);
+	if (lost) {
+		mix_lfts(g, mark);
+		score_cells(g, mixed);
+	}
+	if (mark_losing_blocks(g, &stock_net, mixed, stock, first + quarters,
+			       first + quarters + halves, mark)) {
+		lost++;
+		mix_lfts(g, mark);
+		score_cells(g, mixed);
+	}
+	ok = lost && first_loss(g, mixed, stock) < 0;
+	if (ok) {
+		count_profiles(g);
+		log_scores(g, "mix", mixed);
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"flows of %u job blocks where port offsetting lost "
+			"take the stock routes; the rest keep port "
+			"offsetting's\n", lost);
+	} else {
+		copy_lfts(g, g->lft_stock, 0);
+		restore_profiles(g, g->prof_stock);
+	}
+	free(mark);
+	return ok;
+}
+
+static void log_loss(const struct oo_guard *g, const char *what,
+		     const struct oo_eval_score *a,
+		     const struct oo_eval_score *stock)
+{
+	int c = first_loss(g, a, stock);
+
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s score "
+		"lower than the stock ones in %s (%.4f, %" PRIu64 " flows "
+		"lost, against %.4f, %" PRIu64 ")\n", what, g->cell[c].name,
+		a[c].eff, a[c].lost, stock[c].eff, stock[c].lost);
+}
+
+/*
+ * Ours are built and in place.  Build the stock tables too and keep ours,
+ * else a mix, else stock, whichever first scores at least as well as
+ * stock in every cell.  Returns 0 with one of them in place, -1 when the
+ * guard could not decide (ours stay).
+ */
+static int compare_with_stock(struct oo_guard *g, oo_lft_builder stock,
+			      void *stock_ctx,
+			      const struct oo_eval_score *ours)
+{
+	struct oo_eval_score *theirs, *mixed;
+	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
+	int ret = -1;
+
+	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
+	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
+	g->prof_ours = malloc(sizeof(uint32_t) * ports);
+	g->prof_stock = malloc(sizeof(uint32_t) * ports);
+	g->lft_ours = malloc(lfts);
+	g->lft_stock = malloc(lfts);
+	if (!theirs || !mixed || !g->prof_ours || !g->prof_stock ||
+	    !g->lft_ours || !g->lft_stock)
+		goto out;
+	save_profiles(g, g->prof_ours);
+	copy_lfts(g, g->lft_ours, 1);
+	restore_profiles(g, g->prof_before);
+	if (stock(stock_ctx)) {
+		copy_lfts(g, g->lft_ours, 0);
+		restore_profiles(g, g->prof_ours);
+		goto out;
+	}
+	ret = 0;
+	save_profiles(g, g->prof_stock);
+	copy_lfts(g, g->lft_stock, 1);
+	score_cells(g, theirs);
+	log_scores(g, "stock", theirs);
+	if (first_loss(g, ours, theirs) < 0) {
+		copy_lfts(g, g->lft_ours, 0);
+		restore_profiles(g, g->prof_ours);
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
+			"offsetting's LFTs score at least as well as the "
+			"stock ones in all %u cells; they stay\n",
+			g->num_cells);
+		goto out;
+	}
+	log_loss(g, "port offsetting's LFTs", ours, theirs);
+	if (try_mix(g, ours, theirs, mixed))
+		goto out;
+	log_loss(g, "a mix of both would", mixed, theirs);
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
+		"LFTs stay, as routing engine's own stage built them\n");
+out:
+	free(theirs);
+	free(mixed);
+	return ret;
+}
+
+int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
+		  void *ours_ctx, oo_lft_builder stock, void *stock_ctx)
+{
+	struct oo_guard g;
+	struct oo_eval_score *ours = NULL;
+	double cpu;
+	int ret = -1;
+
+	memset(&g, 0, sizeof(g));
+	g.osm = osm;
+	g.log = &osm->log;
+	if (prepare_guard(&g) ||
+	    !(g.prof_before = malloc(sizeof(uint32_t) *
+				     (total_ports(&g) + 1))) ||
+	    !(ours = calloc(g.num_cells + 1, sizeof(*ours)))) {
+		OSM_LOG(g.log, OSM_LOG_ERROR, "ERR 9F08: stock guard: no "
+			"memory; port offsetting's LFTs are used unchecked\n");
+		free_guard(&g);
+		free(ours);
+		return build_ours(ours_ctx);
+	}
+	save_profiles(&g, g.prof_before);
+	if (build_ours(ours_ctx)) {
+		restore_profiles(&g, g.prof_before);
+		goto out;
+	}
+	ret = 0;
+	cpu = oo_thread_cpu_seconds();
+	score_cells(&g, ours);
+	log_scores(&g, "offsetting", ours);
+	if (structured_perfect(&g, ours))
+		OSM_LOG(g.log, OSM_LOG_VERBOSE, "osmoffset: stock guard: "
+			"no link shared in leaf order or any job block; the "
+			"stock LFTs are not built\n");
+	else if (!stock)
+		OSM_LOG(g.log, OSM_LOG_INFO, "osmoffset: stock guard: "
+			"OpenSM's LFT stage is not known; port offsetting's "
+			"LFTs are used unchecked\n");
+	else if (compare_with_stock(&g, stock, stock_ctx, ours))
+		OSM_LOG(g.log, OSM_LOG_ERROR, "ERR 9F08: stock guard: no "
+			"memory or the stock stage failed; port offsetting's "
+			"LFTs are used unchecked\n");
+	OSM_LOG(g.log, OSM_LOG_VERBOSE, "osmoffset: stock guard: %u hosts, "
+		"%u cells (%.3f s CPU)\n", g.num_hosts, g.num_cells,
+		oo_thread_cpu_seconds() - cpu);
+out:
+	free(ours);
+	free_guard(&g);
+	return ret;
+}
