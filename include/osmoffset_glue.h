@@ -46,10 +46,10 @@ typedef int (*oo_lft_builder)(void *context);
 
 /*
  * Build the LFTs with build_ours under the stock guard
- * (osm_ucast_offset_guard.c): where they are not contention-free in leaf
- * order and every job block, the stock stage runs too and the stock
- * tables stay if ours score lower in any rank order looked at.  stock may
- * be NULL (not known: ours stay).  Returns 0 with a full set of LFTs in
+ * (osm_ucast_offset_guard.c): the stock stage runs too, and ours, a mix
+ * of both, or the stock tables stay, the first that scores at least as
+ * well as stock in every rank order looked at.  stock may be NULL (not
+ * known: ours stay).  Returns 0 with a full set of LFTs in
  * place, -1 when build_ours failed (the port profiles are as before).
  */
 int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,

@@ -10,12 +10,13 @@
  * oo_eval_shift() (osm_offset_eval.c) in the rank orders a job meets:
  * hosts grouped by leaf, each quarter and each half of that order, and
  * seeded random orders, with base-LID and (LMC > 0) striped traffic.
- * Where ours are contention-free in every structured order they stay.
- * Otherwise OpenSM's own LFT stage (the one updn and minhop use) runs too,
- * on the same hop tables, and its tables are scored the same way: where
- * ours score lower in any of those cells, the stock tables stay, byte for
- * byte what the engine would have built without the plugin, and the log
- * says why.
+ * OpenSM's own LFT stage (the one updn and minhop use) runs too, on the
+ * same hop tables, and its tables are scored the same way.  Ours stay
+ * where they score at least as well in every cell; else a mix where the
+ * flows of the job blocks ours lost take the stock routes, if that scores
+ * at least as well everywhere; else the stock tables, byte for byte what
+ * the engine would have built without the plugin.  The log says which
+ * and why.
  */
 
 #if HAVE_CONFIG_H
@@ -51,7 +52,6 @@ struct oo_cell {
 	unsigned num_orders;
 	unsigned n;
 	int spread;
-	int structured;		/* leaf order or a block of it */
 };
 
 struct oo_guard {
@@ -276,8 +276,7 @@ static int make_orders(struct oo_guard *g)
 }
 
 static void add_cell(struct oo_guard *g, const char *name, unsigned part,
-		     uint32_t *const *order, unsigned num_orders, unsigned n,
-		     int structured)
+		     uint32_t *const *order, unsigned num_orders, unsigned n)
 {
 	int spread;
 
@@ -290,7 +289,6 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 		c->num_orders = num_orders;
 		c->n = n;
 		c->spread = spread;
-		c->structured = structured;
 	}
 }
 
@@ -300,18 +298,18 @@ static void make_cells(struct oo_guard *g)
 	unsigned n = g->num_hosts, q;
 	uint32_t *block;
 
-	add_cell(g, "leaf order", 0, &g->leaf_order, 1, n, 1);
+	add_cell(g, "leaf order", 0, &g->leaf_order, 1, n);
 	for (q = 0; n >= 8 && q < 4; q++) {
 		block = g->leaf_order + q * n / 4;
 		add_cell(g, "quarter job ", q + 1, &block, 1,
-			 (q + 1) * n / 4 - q * n / 4, 1);
+			 (q + 1) * n / 4 - q * n / 4);
 	}
 	for (q = 0; n >= 4 && q < 2; q++) {
 		block = g->leaf_order + q * n / 2;
 		add_cell(g, "half job ", q + 1, &block, 1,
-			 (q + 1) * n / 2 - q * n / 2, 1);
+			 (q + 1) * n / 2 - q * n / 2);
 	}
-	add_cell(g, "random orders", 0, g->random_order, OO_GUARD_SEEDS, n, 0);
+	add_cell(g, "random orders", 0, g->random_order, OO_GUARD_SEEDS, n);
 }
 
 static int prepare_guard(struct oo_guard *g)
@@ -353,19 +351,6 @@ static void score_cells(struct oo_guard *g, struct oo_eval_score *score)
 
 	for (c = 0; c < g->num_cells; c++)
 		score_cell(g, &g->cell[c], &score[c]);
-}
-
-/* Contention-free with every LID delivered in every structured cell. */
-static int structured_perfect(const struct oo_guard *g,
-			      const struct oo_eval_score *score)
-{
-	unsigned c;
-
-	for (c = 0; c < g->num_cells; c++)
-		if (g->cell[c].structured &&
-		    (score[c].lost || score[c].eff < 1.0 - OO_EVAL_EPSILON))
-			return 0;
-	return 1;
 }
 
 static size_t total_ports(const struct oo_guard *g)
@@ -705,11 +690,7 @@ int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
 	cpu = oo_thread_cpu_seconds();
 	score_cells(&g, ours);
 	log_scores(&g, "offsetting", ours);
-	if (structured_perfect(&g, ours))
-		OSM_LOG(g.log, OSM_LOG_VERBOSE, "osmoffset: stock guard: "
-			"no link shared in leaf order or any job block; the "
-			"stock LFTs are not built\n");
-	else if (!stock)
+	if (!stock)
 		OSM_LOG(g.log, OSM_LOG_INFO, "osmoffset: stock guard: "
 			"OpenSM's LFT stage is not known; port offsetting's "
 			"LFTs are used unchecked\n");

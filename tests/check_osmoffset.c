@@ -850,6 +850,208 @@ START_TEST(minhop_distances_follow_healthy_links)
 }
 END_TEST
 
+START_TEST(stock_guard_option)
+{
+	struct oo_options o;
+	char err[256];
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.stock_guard, 1);
+	ck_assert_int_eq(oo_options_parse("stock_guard=off port_offsetting=on",
+					  &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(o.stock_guard, 0);
+	ck_assert_int_eq(o.rule, OO_RULE_COORDINATED);
+	ck_assert_int_eq(oo_options_parse("osmoffset.stock_guard=YES", &o,
+					  err, sizeof(err)), 0);
+	ck_assert_int_eq(o.stock_guard, 1);
+	parse_bad("stock_guard=plain", "stock_guard value 'plain'");
+	parse_bad("stock_guard=coordinated", "stock_guard value");
+	parse_bad("stock_guard=on stock_guard=0", "given twice");
+}
+END_TEST
+
+/*
+ * Two leaves (switches 0, 1: hosts on ports 1 and 2, port 3 up to spine
+ * 2, port 4 up to spine 3) and two spines (port 1 down to leaf 0, port 2
+ * down to leaf 1).  Hosts 0, 1 on leaf 0 and 2, 3 on leaf 1 have LIDs 1
+ * to 4.  In the aligned tables both leaves send both remote hosts' LIDs
+ * over spine 2; in the shifted ones the second remote host goes over
+ * spine 3.
+ */
+#define EV_SW 4
+#define EV_STRIDE 5
+struct ev_net {
+	uint32_t next[EV_SW * EV_STRIDE];
+	uint8_t lft[EV_SW][8];
+	const uint8_t *rows[EV_SW];
+	unsigned len[EV_SW];
+	uint32_t host_sw[4];
+	uint8_t host_port[4];
+	uint16_t host_lid[4];
+	struct oo_eval_net net;
+};
+
+static void ev_setup(struct ev_net *e, int shifted)
+{
+	unsigned s, p, h;
+
+	for (s = 0; s < EV_SW; s++) {
+		for (p = 0; p < EV_STRIDE; p++)
+			e->next[s * EV_STRIDE + p] = OO_EVAL_NONE;
+		memset(e->lft[s], 0xff, sizeof(e->lft[s]));
+		e->rows[s] = e->lft[s];
+		e->len[s] = sizeof(e->lft[s]);
+	}
+	for (s = 0; s < 2; s++) {
+		e->next[s * EV_STRIDE + 3] = 2;
+		e->next[s * EV_STRIDE + 4] = 3;
+		e->next[(2 + s) * EV_STRIDE + 1] = 0;
+		e->next[(2 + s) * EV_STRIDE + 2] = 1;
+	}
+	for (h = 0; h < 4; h++) {
+		e->host_sw[h] = h / 2;
+		e->host_port[h] = 1 + h % 2;
+		e->host_lid[h] = 1 + h;
+		/* own leaf: down to the host; other leaf: up */
+		e->lft[h / 2][1 + h] = 1 + h % 2;
+		e->lft[1 - h / 2][1 + h] = shifted && h % 2 ? 4 : 3;
+		e->lft[2][1 + h] = 1 + h / 2;
+		e->lft[3][1 + h] = 1 + h / 2;
+	}
+	e->net.num_sw = EV_SW;
+	e->net.stride = EV_STRIDE;
+	e->net.next = e->next;
+	e->net.lft = e->rows;
+	e->net.lft_len = e->len;
+	e->net.host_sw = e->host_sw;
+	e->net.host_port = e->host_port;
+	e->net.host_lid = e->host_lid;
+	e->net.lids_per_port = 1;
+}
+
+static struct oo_eval_score ev_score(const struct ev_net *e,
+				     const uint32_t *order, unsigned n,
+				     uint64_t budget)
+{
+	struct oo_eval_work wk;
+	struct oo_eval_score sc;
+
+	ck_assert_int_eq(oo_eval_work_init(&wk, EV_SW * EV_STRIDE), 0);
+	oo_eval_shift(&e->net, order, n, 0, budget, &wk, &sc);
+	oo_eval_work_free(&wk);
+	return sc;
+}
+
+START_TEST(eval_scores_shift_rounds)
+{
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct ev_net e;
+	struct oo_eval_score sc;
+
+	/* aligned: round 2 puts both remote flows on one up link */
+	ev_setup(&e, 0);
+	sc = ev_score(&e, leaf_order, 4, 1000);
+	ck_assert_uint_eq(sc.rounds, 3);
+	ck_assert_uint_eq(sc.lost, 0);
+	ck_assert_double_eq_tol(sc.eff, (1.0 + 0.5 + 1.0) / 3, 1e-12);
+	/* shifted: contention-free */
+	ev_setup(&e, 1);
+	sc = ev_score(&e, leaf_order, 4, 1000);
+	ck_assert_double_eq_tol(sc.eff, 1.0, 1e-12);
+	/* a budget of one round per flow set looks at rounds 1 only */
+	ev_setup(&e, 0);
+	sc = ev_score(&e, leaf_order, 4, 4);
+	ck_assert_uint_eq(sc.rounds, 1);
+	ck_assert_double_eq_tol(sc.eff, 1.0, 1e-12);
+}
+END_TEST
+
+START_TEST(eval_counts_lost_flows)
+{
+	static const uint32_t order[] = { 0, 2 };
+	struct ev_net e;
+	struct oo_eval_score sc;
+
+	/* a dead end: spine 2 has no entry for host 2's LID */
+	ev_setup(&e, 0);
+	e.lft[2][3] = 0xff;
+	sc = ev_score(&e, order, 2, 1000);
+	ck_assert_uint_eq(sc.lost, 1);
+	/* a loop: spine 2 sends host 2's LID back to leaf 0 */
+	e.lft[2][3] = 1;
+	sc = ev_score(&e, order, 2, 1000);
+	ck_assert_uint_eq(sc.lost, 1);
+	/* a LID beyond a switch's table */
+	ev_setup(&e, 0);
+	e.len[1] = 2;
+	sc = ev_score(&e, order, 2, 1000);
+	ck_assert_uint_eq(sc.lost, 1);
+}
+END_TEST
+
+START_TEST(eval_marks_the_switches_a_block_uses)
+{
+	static const uint32_t order[] = { 0, 2 };
+	struct ev_net e;
+	uint8_t mark[EV_SW * EV_SW];
+	unsigned s, d;
+
+	ev_setup(&e, 1);
+	memset(mark, 0, sizeof(mark));
+	oo_eval_mark_paths(&e.net, order, 2, mark);
+	for (s = 0; s < EV_SW; s++)
+		for (d = 0; d < EV_SW; d++) {
+			/* toward leaf d: leaf 1 - d, spine 2 and d itself */
+			int want = d < 2 && (s == 1 - d || s == 2 || s == d);
+
+			ck_assert_msg(mark[s * EV_SW + d] == want,
+				      "mark[%u][%u] = %u", s, d,
+				      mark[s * EV_SW + d]);
+		}
+}
+END_TEST
+
+START_TEST(eval_worse_and_shuffle)
+{
+	struct oo_eval_score a = { 0.9, 1, 3 }, b = { 0.5, 0, 3 };
+	uint32_t x[50], y[50], seen[50];
+	unsigned i;
+
+	ck_assert(oo_eval_worse(&a, &b));	/* a flow lost weighs most */
+	ck_assert(!oo_eval_worse(&b, &a));
+	a.lost = 0;
+	ck_assert(!oo_eval_worse(&a, &b));
+	ck_assert(oo_eval_worse(&b, &a));
+	b.eff = a.eff;
+	ck_assert(!oo_eval_worse(&a, &b) && !oo_eval_worse(&b, &a));
+
+	for (i = 0; i < 50; i++)
+		x[i] = y[i] = i;
+	oo_eval_shuffle(x, 50, 1);
+	oo_eval_shuffle(y, 50, 1);
+	ck_assert_mem_eq(x, y, sizeof(x));
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < 50; i++)
+		seen[x[i]]++;
+	for (i = 0; i < 50; i++)
+		ck_assert_uint_eq(seen[i], 1);
+	oo_eval_shuffle(y, 50, 2);
+	ck_assert(memcmp(x, y, sizeof(x)));
+}
+END_TEST
+
+START_TEST(aggregation_nodes_are_known_by_name)
+{
+	ck_assert(oo_is_aggregation_node("Mellanox Technologies "
+					 "Aggregation Node"));
+	ck_assert(oo_is_aggregation_node("sw-l1-03 AGGREGATION NODE"));
+	ck_assert(!oo_is_aggregation_node("node07 HCA-1"));
+	ck_assert(!oo_is_aggregation_node("Aggregation"));
+	ck_assert(!oo_is_aggregation_node(NULL));
+}
+END_TEST
+
 static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
@@ -857,6 +1059,7 @@ static Suite *osmoffset_suite(void)
 	TCase *crd = tcase_create("coordinated");
 	TCase *opt = tcase_create("options");
 	TCase *hop = tcase_create("hop tables");
+	TCase *ev = tcase_create("stock guard");
 
 	tcase_add_test(sel, rotation_start_follows_paths_routed);
 	tcase_add_test(sel, select_prefers_least_loaded);
@@ -891,7 +1094,15 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, hop_tables_option);
 	tcase_add_test(opt, rule_names);
 	tcase_add_test(opt, natural_order_of_names);
+	tcase_add_test(opt, stock_guard_option);
 	suite_add_tcase(s, opt);
+
+	tcase_add_test(ev, eval_scores_shift_rounds);
+	tcase_add_test(ev, eval_counts_lost_flows);
+	tcase_add_test(ev, eval_marks_the_switches_a_block_uses);
+	tcase_add_test(ev, eval_worse_and_shuffle);
+	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
+	suite_add_tcase(s, ev);
 	return s;
 }
 

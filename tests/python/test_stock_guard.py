@@ -1,0 +1,158 @@
+"""The stock guard (stock_guard=on, the default with port offsetting).
+
+The plugin scores its LFTs against the ones OpenSM's own LFT stage builds,
+in the rank orders a job meets (hosts grouped by leaf, each quarter and
+each half of that order, the mean of four seeded random orders), with
+base-LID and striped traffic.  It keeps its own, a mix (the flows of the
+job blocks it lost follow the stock routes), or the stock tables,
+whichever first scores at least as well as stock everywhere.  These tests
+check that claim with lft-analyze's independent analyzer, in the same
+orders, and that the stock tables, when kept, are stock to the byte.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+from conftest import (PLUGIN_SKIP_REASON, REPO, e2e_fabrics, fabric_id,
+                      plugin_dir, run_script)
+from osmoffset.analyze import Analysis, natural_key
+
+FABRICS = e2e_fabrics()
+LMCS = [0, 1, 2]
+GEN_FABRIC = os.path.join(REPO, "sim-topologies", "gen-fabric")
+M64 = (1 << 64) - 1
+
+
+def need_plugin():
+    if plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+
+
+def guard_shuffle(order, seed):
+    """oo_eval_shuffle(): xorshift64* Fisher-Yates, as the plugin does."""
+    order = list(order)
+    x = (seed * 0x9e3779b97f4a7c15 + 1) & M64
+    for i in range(len(order), 1, -1):
+        x ^= x >> 12
+        x = (x ^ (x << 25)) & M64
+        x ^= x >> 27
+        j = (((x * 0x2545f4914f6cdd1d) & M64) >> 32) % i
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return order
+
+
+def guard_orders(an):
+    """The guard's rank orders over the analyzer's hosts: (name, list of
+    orders).  Hosts are grouped by switch, switches in the order of the
+    first host name behind them, hosts by port."""
+    first = {}
+    for h in an.hosts:
+        k = natural_key(h.desc)
+        if h.leaf not in first or k < first[h.leaf]:
+            first[h.leaf] = k
+    leaf = sorted(range(len(an.hosts)), key=lambda i: (
+        first[an.hosts[i].leaf], an.hosts[i].leaf, an.hosts[i].leaf_port))
+    n = len(leaf)
+    out = [("leaf order", [leaf])]
+    if n >= 8:
+        out += [("quarter job %d" % (q + 1),
+                 [leaf[q * n // 4:(q + 1) * n // 4]]) for q in range(4)]
+    if n >= 4:
+        out += [("half job %d" % (q + 1),
+                 [leaf[q * n // 2:(q + 1) * n // 2]]) for q in range(2)]
+    out.append(("random orders", [guard_shuffle(leaf, s)
+                                  for s in range(1, 5)]))
+    return out
+
+
+def scores(run, lmc):
+    """{(order name, traffic): efficiency} of one run's LFTs."""
+    an = Analysis(run.topo, run.lfts, lmc=lmc, bisections=0)
+    an.validate()
+    an.build_paths()
+    assert an.valid, an.problems[:5]
+    assert an.credit_loops() is None, "credit loop"
+    out = {}
+    for name, orders in guard_orders(an):
+        for spread in ([False, True] if lmc else [False]):
+            effs = []
+            for order in orders:
+                an.ranks = np.array(order, dtype=np.int64)
+                effs.append(an._eff(an.shift(spread)))
+            out[(name, "spread" if spread else "base")] = float(
+                np.mean(effs))
+    return out
+
+
+@pytest.mark.parametrize("lmc", LMCS)
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_guarded_offsetting_is_never_below_stock(sim_cache, fab, lmc):
+    need_plugin()
+    on = sim_cache.get(fab, lmc, "on").require_ok()
+    stock = sim_cache.get(fab, lmc, "stock").require_ok()
+    ours, theirs = scores(on, lmc), scores(stock, lmc)
+    below = ["%s %s: %.4f < stock %.4f" % (k[0], k[1], ours[k], theirs[k])
+             for k in ours if ours[k] < theirs[k] - 1e-9]
+    assert not below, "\n".join(below)
+
+
+def degraded_tree(tmp_path, seed):
+    net = str(tmp_path / ("d%d.net" % seed))
+    p = run_script(GEN_FABRIC, ["2level", "--leaves", "8", "--spines", "4",
+                                "--hosts-per-leaf", "4", "--seed", str(seed),
+                                "--remove-links", "0.15", "-o", net])
+    assert p.returncode == 0, p.stderr
+    return net
+
+
+def guard_lines(run):
+    with open(run.path("osm.log"), errors="replace") as f:
+        return [ln for ln in f if "osmoffset: stock guard:" in ln]
+
+
+def test_guard_keeps_stock_tables_byte_for_byte(sim_cache, tmp_path):
+    """gen-fabric's 8x4 tree, seed 8, 15 % of cables cut, LMC 2: port
+    offsetting loses quarter job 3 and a mix would lose the random
+    orders, so the stock LFTs stay, exactly as stock OpenSM builds them."""
+    need_plugin()
+    net = degraded_tree(tmp_path, 8)
+    on = sim_cache.get(net, 2, "on").require_ok()
+    stock = sim_cache.get(net, 2, "stock").require_ok()
+    assert any("the stock LFTs stay" in ln for ln in guard_lines(on)), \
+        guard_lines(on)
+    assert on.read_bytes("opensm-lfts.dump") == \
+        stock.read_bytes("opensm-lfts.dump")
+    assert on.read_bytes("ibroute.dump") == stock.read_bytes("ibroute.dump")
+
+
+def test_guard_mixes_where_offsetting_loses_a_job(sim_cache):
+    """kary-4-3-degraded at LMC 2: the rule alone loses quarter job 2 to
+    stock (0.633 against 0.700); the guard sends that job's flows the
+    stock way and keeps the rest, ending above both in leaf order."""
+    need_plugin()
+    fab = "kary-4-3-degraded.net"
+    on = sim_cache.get(fab, 2, "on").require_ok()
+    rule = sim_cache.get(fab, 2, "rule").require_ok()
+    stock = sim_cache.get(fab, 2, "stock").require_ok()
+    assert any("job blocks where port offsetting lost take the stock "
+               "routes" in ln for ln in guard_lines(on)), guard_lines(on)
+    s_on, s_rule, s_stock = (scores(r, 2) for r in (on, rule, stock))
+    key = ("quarter job 2", "base")
+    assert s_rule[key] < s_stock[key]
+    assert s_on[key] == pytest.approx(s_stock[key])
+    leaf = ("leaf order", "base")
+    assert s_on[leaf] > s_stock[leaf] and s_on[leaf] >= s_rule[leaf]
+
+
+def test_guard_off_leaves_the_rule_alone(sim_cache):
+    """stock_guard=off gives the rule's own tables: on a full tree the
+    guard keeps them too (contention-free, no stock build is needed)."""
+    need_plugin()
+    fab = "kary-4-3.net"
+    on = sim_cache.get(fab, 2, "on").require_ok()
+    rule = sim_cache.get(fab, 2, "rule").require_ok()
+    assert on.read_bytes("opensm-lfts.dump") == \
+        rule.read_bytes("opensm-lfts.dump")
+    assert guard_lines(rule) == []
