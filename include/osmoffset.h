@@ -318,6 +318,62 @@ void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
 int oo_is_aggregation_node(const char *desc);
 
 /*
+ * The fat tree inside a fabric (osm_offset_rank.c), on a compact graph of
+ * the switches: their healthy links to other switches, by port, and how
+ * many hosts (CA ports that run jobs: no SHARP aggregation nodes) hang off
+ * each.
+ */
+#define OO_NO_LEVEL 0xffffU
+#define OO_MAX_LEVELS 64
+
+struct oo_rank_link {
+	uint32_t to;		/* index of the switch behind */
+	uint8_t port;		/* port of this switch */
+};
+
+struct oo_rank_graph {
+	unsigned num_sw;
+	unsigned stride;	/* more than any port number */
+	const unsigned *first;	/* links of s: link[first[s]] up to
+				   link[first[s + 1]], by port number */
+	const struct oo_rank_link *link;
+	const unsigned *hosts;	/* per switch */
+	const unsigned *order;	/* per switch: position by name, then
+				   GUID; breaks ties between switches wired
+				   alike */
+};
+
+struct oo_rank_tree {
+	unsigned num_levels;
+	unsigned *level;	/* per switch: hops to the nearest leaf, or
+				   OO_NO_LEVEL */
+	unsigned *rank;		/* per switch: position in its level */
+	unsigned *slots;	/* per switch: its up slots */
+	int16_t *slot;		/* num_sw * stride: the up slot a port
+				   fills, -1 for none */
+	unsigned level_trunks[OO_MAX_LEVELS];	/* most parallel links */
+	unsigned level_parents[OO_MAX_LEVELS];	/* most nominal parents */
+	unsigned level_slots[OO_MAX_LEVELS];	/* most slots of a switch */
+	uint64_t divisor[OO_MAX_LEVELS];
+	/* scratch */
+	unsigned *parents, *parent_first, *num_parents_of, *seen, stamp;
+};
+
+/*
+ * Find the tree: leaves (switches with hosts, less spine-like ones that
+ * have more cables to host switches than hosts, e.g. management HCAs on a
+ * spine), levels (hops to the nearest leaf), ranks within each level (top
+ * down, by the ranks of each switch's parents, then order), up slots
+ * (slot = lane x P + position of the parent among the nominal parents, P
+ * the most of the level; a switch with at most half the level's slots by
+ * design, a tapered edge, numbers its own links 0, 1, ...) and the level
+ * divisors of the coordinated rule.  Returns 0, or -1 (no memory, deeper
+ * than OO_MAX_LEVELS) with nothing left allocated.
+ */
+int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t);
+void oo_rank_tree_free(struct oo_rank_tree *t);
+
+/*
  * Compare two node descriptions the way people sort host names: runs of
  * digits compare by value ("h9" < "h10").  Returns <0, 0 or >0.
  */

@@ -41,6 +41,15 @@ int oo_updn_build_hop_tables(struct osm_opensm *osm);
  */
 int oo_minhop_build_hop_tables(struct osm_opensm *osm);
 
+/*
+ * Port offsetting's LFT stage (osm_ucast_offset_lft.c): fills every
+ * switch's new_lft under rule.  Returns 0, or -1 (no memory, a switch
+ * without tables, a tree deeper than OO_MAX_LEVELS) with the LFTs to be
+ * rebuilt by the stock stage.
+ */
+enum oo_rule;
+int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule);
+
 /* An LFT stage: fills every switch's new_lft; 0 on success. */
 typedef int (*oo_lft_builder)(void *context);
 

@@ -11,6 +11,7 @@
  */
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "osmoffset.h"
@@ -30,4 +31,385 @@ int oo_is_aggregation_node(const char *desc)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * The tree.  Leaves are the switches with hosts, less those that look like
+ * spines with a few hosts (management HCAs) on them: more cables to other
+ * host switches than hosts.  A switch's level is its distance from the
+ * nearest leaf.  Going top down, the switches of a level are ranked by the
+ * set of ranks of their parents, so switches wired to the same switches
+ * above sit together and number their up links alike; the caller's order
+ * (names, GUIDs) only breaks ties.
+ */
+
+static void free_work(struct oo_rank_tree *t)
+{
+	free(t->parents);
+	free(t->parent_first);
+	free(t->seen);
+	t->parents = t->parent_first = t->seen = NULL;
+}
+
+void oo_rank_tree_free(struct oo_rank_tree *t)
+{
+	free_work(t);
+	free(t->level);
+	free(t->rank);
+	free(t->slots);
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
+}
+
+static int alloc_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
+{
+	size_t n = g->num_sw + 1;
+
+	memset(t, 0, sizeof(*t));
+	t->level = calloc(n, sizeof(*t->level));
+	t->rank = calloc(n, sizeof(*t->rank));
+	t->slots = calloc(n, sizeof(*t->slots));
+	t->slot = malloc(sizeof(*t->slot) * n * g->stride);
+	t->parents = calloc(g->first[g->num_sw] + 1, sizeof(*t->parents));
+	t->parent_first = calloc(n + 1, sizeof(*t->parent_first));
+	t->seen = calloc(2 * n, sizeof(*t->seen));
+	if (!t->level || !t->rank || !t->slots || !t->slot || !t->parents ||
+	    !t->parent_first || !t->seen)
+		return -1;
+	memset(t->slot, 0xff, sizeof(*t->slot) * n * g->stride);
+	return 0;
+}
+
+/* More cables to host switches than hosts: a spine with a few hosts. */
+static int looks_like_spine(const struct oo_rank_graph *g, unsigned s)
+{
+	unsigned i, to_hosts = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++)
+		if (g->hosts[g->link[i].to])
+			to_hosts++;
+	return to_hosts > g->hosts[s];
+}
+
+/* Leaves get level 0; returns how many. */
+static unsigned find_leaves(const struct oo_rank_graph *g,
+			    struct oo_rank_tree *t)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < g->num_sw; s++) {
+		t->level[s] = OO_NO_LEVEL;
+		if (g->hosts[s] && !looks_like_spine(g, s)) {
+			t->level[s] = 0;
+			n++;
+		}
+	}
+	if (n)
+		return n;
+	/* only spine-like host switches: take them all */
+	for (s = 0; s < g->num_sw; s++)
+		if (g->hosts[s]) {
+			t->level[s] = 0;
+			n++;
+		}
+	return n;
+}
+
+/* Breadth-first from the leaves: level = hops to the nearest leaf. */
+static int assign_levels(const struct oo_rank_graph *g,
+			 struct oo_rank_tree *t)
+{
+	unsigned *queue, head = 0, tail = 0, s, i;
+
+	queue = malloc(sizeof(*queue) * (g->num_sw + 1));
+	if (!queue)
+		return -1;
+	for (s = 0; s < g->num_sw; s++)
+		if (t->level[s] == 0)
+			queue[tail++] = s;
+	t->num_levels = tail ? 1 : 0;
+	while (head < tail) {
+		s = queue[head++];
+		for (i = g->first[s]; i < g->first[s + 1]; i++) {
+			unsigned r = g->link[i].to;
+
+			if (t->level[r] != OO_NO_LEVEL)
+				continue;
+			t->level[r] = t->level[s] + 1;
+			if (t->level[r] >= OO_MAX_LEVELS) {
+				free(queue);
+				return -1;
+			}
+			if (t->level[r] + 1 > t->num_levels)
+				t->num_levels = t->level[r] + 1;
+			queue[tail++] = r;
+		}
+	}
+	free(queue);
+	return 0;
+}
+
+static int is_up(const struct oo_rank_tree *t, unsigned s, unsigned r)
+{
+	return t->level[s] != OO_NO_LEVEL &&
+	    t->level[r] == t->level[s] + 1;
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted, distinct ranks of the parents of s (all ranked already). */
+static void collect_parents(const struct oo_rank_graph *g,
+			    struct oo_rank_tree *t, unsigned s)
+{
+	unsigned *p = t->parents + t->parent_first[s], n = 0, i, m = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++)
+		if (is_up(t, s, g->link[i].to))
+			p[n++] = t->rank[g->link[i].to];
+	qsort(p, n, sizeof(*p), cmp_unsigned);
+	for (i = 0; i < n; i++)
+		if (!m || p[m - 1] != p[i])
+			p[m++] = p[i];
+	t->num_parents_of[s] = m;
+}
+
+static const struct oo_rank_graph *sort_graph;
+static const struct oo_rank_tree *sort_tree;
+
+static int cmp_rank_order(const void *a, const void *b)
+{
+	const struct oo_rank_tree *t = sort_tree;
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	const unsigned *px = t->parents + t->parent_first[x];
+	const unsigned *py = t->parents + t->parent_first[y];
+	unsigned nx = t->num_parents_of[x], ny = t->num_parents_of[y], i;
+
+	for (i = 0; i < nx && i < ny; i++)
+		if (px[i] != py[i])
+			return px[i] < py[i] ? -1 : 1;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return cmp_unsigned(&sort_graph->order[x], &sort_graph->order[y]);
+}
+
+/* Rank the switches of each level, top level first. */
+static int assign_ranks(const struct oo_rank_graph *g,
+			struct oo_rank_tree *t)
+{
+	unsigned *lv, l, s, n, i;
+
+	lv = malloc(sizeof(*lv) * (g->num_sw + 1));
+	if (!lv)
+		return -1;
+	for (s = 0; s < g->num_sw; s++)
+		t->parent_first[s + 1] = g->first[s + 1];
+	for (l = t->num_levels; l-- > 0;) {
+		for (s = 0, n = 0; s < g->num_sw; s++)
+			if (t->level[s] == l) {
+				collect_parents(g, t, s);
+				lv[n++] = s;
+			}
+		sort_graph = g;
+		sort_tree = t;
+		qsort(lv, n, sizeof(*lv), cmp_rank_order);
+		sort_graph = NULL;
+		sort_tree = NULL;
+		for (i = 0; i < n; i++)
+			t->rank[lv[i]] = i;
+	}
+	free(lv);
+	return 0;
+}
+
+/* Links from s to the switch behind link i, itself included. */
+static unsigned trunk_width(const struct oo_rank_graph *g, unsigned s,
+			    unsigned i)
+{
+	unsigned j, w = 0;
+
+	for (j = g->first[s]; j < g->first[s + 1]; j++)
+		if (g->link[j].to == g->link[i].to)
+			w++;
+	return w;
+}
+
+/* The rank of link i's parallel link among those before it. */
+static unsigned lane_of(const struct oo_rank_graph *g, unsigned s,
+			unsigned i)
+{
+	unsigned j, lane = 0;
+
+	for (j = g->first[s]; j < i; j++)
+		if (g->link[j].to == g->link[i].to)
+			lane++;
+	return lane;
+}
+
+static void measure_trunks(const struct oo_rank_graph *g,
+			   struct oo_rank_tree *t)
+{
+	unsigned s, i;
+
+	for (s = 0; s < g->num_sw; s++)
+		for (i = g->first[s]; i < g->first[s + 1]; i++) {
+			unsigned w;
+
+			if (!is_up(t, s, g->link[i].to))
+				continue;
+			w = trunk_width(g, s, i);
+			if (w > t->level_trunks[t->level[s]])
+				t->level_trunks[t->level[s]] = w;
+		}
+}
+
+/*
+ * The nominal parents of s: the parents of every switch of its level that
+ * shares a parent with it, as sorted ranks in nominal (num_sw entries).
+ * A link lost in a degraded tree then leaves a hole in the numbering
+ * instead of shifting every slot after it.  Returns their number.
+ */
+static unsigned nominal_parents(const struct oo_rank_graph *g,
+				struct oo_rank_tree *t, unsigned s,
+				unsigned *nominal)
+{
+	unsigned *seen_child = t->seen, *seen_parent = t->seen + g->num_sw;
+	unsigned stamp = ++t->stamp, i, j, k, n = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		unsigned p = g->link[i].to;
+
+		if (!is_up(t, s, p))
+			continue;
+		for (j = g->first[p]; j < g->first[p + 1]; j++) {
+			unsigned c = g->link[j].to;
+
+			if (seen_child[c] == stamp || t->level[c] != t->level[s])
+				continue;
+			seen_child[c] = stamp;
+			for (k = g->first[c]; k < g->first[c + 1]; k++) {
+				unsigned q = g->link[k].to;
+
+				if (!is_up(t, c, q) || seen_parent[q] == stamp)
+					continue;
+				seen_parent[q] = stamp;
+				nominal[n++] = t->rank[q];
+			}
+		}
+	}
+	qsort(nominal, n, sizeof(*nominal), cmp_unsigned);
+	return n;
+}
+
+static unsigned find_sorted(const unsigned *v, unsigned n, unsigned key)
+{
+	const unsigned *hit = bsearch(&key, v, n, sizeof(*v), cmp_unsigned);
+
+	return hit ? (unsigned)(hit - v) : n;
+}
+
+/*
+ * Number the up links of s: slot = lane * P + position of the parent among
+ * the nominal parents, P the most nominal parents of its level, so that
+ * consecutive slots lead to different switches.  A switch with at most
+ * half the level's slots by design (a tapered edge) numbers its own links
+ * 0, 1, ... in that order instead, so that no slot of it is dead.
+ */
+static void number_slots(const struct oo_rank_graph *g,
+			 struct oo_rank_tree *t, unsigned s, unsigned *nominal)
+{
+	unsigned l = t->level[s], P = t->level_parents[l], i, n, own = 0;
+	unsigned full = P * t->level_trunks[l];
+	int16_t *slot = t->slot + (size_t)s * g->stride;
+
+	n = nominal_parents(g, t, s, nominal);
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		unsigned pos, lane;
+
+		if (!is_up(t, s, g->link[i].to))
+			continue;
+		pos = find_sorted(nominal, n, t->rank[g->link[i].to]);
+		lane = lane_of(g, s, i);
+		if (pos < n && lane < t->level_trunks[l]) {
+			slot[g->link[i].port] = (int16_t)(lane * P + pos);
+			own++;
+		}
+	}
+	t->slots[s] = full;
+	if (!own || own * 2 > full)
+		return;
+	/* compact: renumber the own slots in slot order */
+	for (n = 0; n < own; n++) {
+		unsigned p, best = 0;
+
+		for (p = 1; p < g->stride; p++)
+			if (slot[p] >= 0 && slot[p] < (int16_t)full &&
+			    (!best || slot[p] < slot[best]))
+				best = p;
+		slot[best] = (int16_t)(n + full);
+	}
+	for (i = 1; i < g->stride; i++)
+		if (slot[i] >= (int16_t)full)
+			slot[i] = (int16_t)(slot[i] - full);
+	t->slots[s] = own;
+}
+
+static void number_all_slots(const struct oo_rank_graph *g,
+			     struct oo_rank_tree *t, unsigned *nominal)
+{
+	unsigned s, l;
+
+	for (s = 0; s < g->num_sw; s++) {
+		unsigned n;
+
+		if (t->level[s] == OO_NO_LEVEL || !t->num_parents_of[s])
+			continue;
+		n = nominal_parents(g, t, s, nominal);
+		if (n > t->level_parents[t->level[s]])
+			t->level_parents[t->level[s]] = n;
+	}
+	for (s = 0; s < g->num_sw; s++)
+		if (t->level[s] != OO_NO_LEVEL && t->num_parents_of[s])
+			number_slots(g, t, s, nominal);
+	for (s = 0; s < g->num_sw; s++) {
+		l = t->level[s];
+		if (l != OO_NO_LEVEL && t->slots[s] > t->level_slots[l])
+			t->level_slots[l] = t->slots[s];
+	}
+}
+
+int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
+{
+	unsigned *nominal;
+
+	if (alloc_tree(g, t))
+		goto fail;
+	t->num_parents_of = calloc(g->num_sw + 1, sizeof(unsigned));
+	nominal = calloc(g->num_sw + 1, sizeof(*nominal));
+	if (!t->num_parents_of || !nominal) {
+		free(nominal);
+		goto fail;
+	}
+	find_leaves(g, t);
+	if (assign_levels(g, t) || assign_ranks(g, t)) {
+		free(nominal);
+		goto fail;
+	}
+	measure_trunks(g, t);
+	number_all_slots(g, t, nominal);
+	oo_level_divisors(t->level_slots, t->num_levels, t->divisor);
+	free(nominal);
+	free(t->num_parents_of);
+	t->num_parents_of = NULL;
+	free_work(t);
+	return 0;
+fail:
+	free(t->num_parents_of);
+	t->num_parents_of = NULL;
+	oo_rank_tree_free(t);
+	return -1;
 }

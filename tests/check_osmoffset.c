@@ -1052,6 +1052,219 @@ START_TEST(aggregation_nodes_are_known_by_name)
 }
 END_TEST
 
+/*
+ * A switch graph for oo_rank_tree(): cables (a, port a, b, port b) and
+ * hosts per switch; switches are ordered by index.
+ */
+#define RG_MAX_SW 16
+#define RG_STRIDE 16
+struct rg {
+	unsigned first[RG_MAX_SW + 1];
+	struct oo_rank_link link[RG_MAX_SW * RG_STRIDE];
+	unsigned hosts[RG_MAX_SW];
+	unsigned order[RG_MAX_SW];
+	struct oo_rank_graph g;
+	struct oo_rank_tree t;
+};
+
+static void rg_build(struct rg *r, unsigned num_sw, const unsigned *hosts,
+		     const unsigned (*cable)[4], unsigned cables)
+{
+	unsigned s, port, c, n = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (s = 0; s < num_sw; s++) {
+		r->first[s] = n;
+		r->hosts[s] = hosts[s];
+		r->order[s] = s;
+		for (port = 1; port < RG_STRIDE; port++)
+			for (c = 0; c < cables; c++) {
+				const unsigned *k = cable[c];
+
+				if (k[0] == s && k[1] == port) {
+					r->link[n].to = k[2];
+					r->link[n++].port = (uint8_t)port;
+				} else if (k[2] == s && k[3] == port) {
+					r->link[n].to = k[0];
+					r->link[n++].port = (uint8_t)port;
+				}
+			}
+	}
+	r->first[num_sw] = n;
+	r->g.num_sw = num_sw;
+	r->g.stride = RG_STRIDE;
+	r->g.first = r->first;
+	r->g.link = r->link;
+	r->g.hosts = r->hosts;
+	r->g.order = r->order;
+	ck_assert_int_eq(oo_rank_tree(&r->g, &r->t), 0);
+}
+
+static int rg_slot(const struct rg *r, unsigned s, unsigned port)
+{
+	return r->t.slot[s * RG_STRIDE + port];
+}
+
+/*
+ * Four leaves (0-3, hosts on ports 1-4, up ports 5-8) and four spines
+ * (4-7, down ports 1-4); leaf l, up port 5 + j goes to spine 4 + j.
+ */
+static unsigned two_level_cables(unsigned (*cable)[4], int drop)
+{
+	unsigned l, j, n = 0;
+
+	for (l = 0; l < 4; l++)
+		for (j = 0; j < 4; j++) {
+			if (drop && l == 1 && j == 2)
+				continue;	/* a missing cable */
+			cable[n][0] = l;
+			cable[n][1] = 5 + j;
+			cable[n][2] = 4 + j;
+			cable[n][3] = 1 + l;
+			n++;
+		}
+	return n;
+}
+
+START_TEST(rank_two_level_tree)
+{
+	static const unsigned hosts[8] = { 4, 4, 4, 4, 0, 0, 0, 0 };
+	unsigned cable[16][4], l, j;
+	struct rg r;
+
+	rg_build(&r, 8, hosts, cable, two_level_cables(cable, 0));
+	ck_assert_uint_eq(r.t.num_levels, 2);
+	for (l = 0; l < 4; l++) {
+		ck_assert_uint_eq(r.t.level[l], 0);
+		ck_assert_uint_eq(r.t.level[4 + l], 1);
+		ck_assert_uint_eq(r.t.rank[4 + l], l);
+		ck_assert_uint_eq(r.t.slots[l], 4);
+		for (j = 0; j < 4; j++)
+			ck_assert_int_eq(rg_slot(&r, l, 5 + j), (int)j);
+	}
+	ck_assert_uint_eq(r.t.level_slots[0], 4);
+	ck_assert_uint_eq(r.t.divisor[1], 4);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_missing_cable_leaves_a_hole)
+{
+	static const unsigned hosts[8] = { 4, 4, 4, 4, 0, 0, 0, 0 };
+	unsigned cable[16][4];
+	struct rg r;
+
+	rg_build(&r, 8, hosts, cable, two_level_cables(cable, 1));
+	/* leaf 1 keeps slots 0, 1 and 3: slot 2 (spine 6) is a hole */
+	ck_assert_uint_eq(r.t.slots[1], 4);
+	ck_assert_int_eq(rg_slot(&r, 1, 5), 0);
+	ck_assert_int_eq(rg_slot(&r, 1, 6), 1);
+	ck_assert_int_eq(rg_slot(&r, 1, 7), -1);
+	ck_assert_int_eq(rg_slot(&r, 1, 8), 3);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_hosts_on_a_spine_keep_it_a_spine)
+{
+	/* two management HCAs on spine 5 */
+	static const unsigned hosts[8] = { 4, 4, 4, 4, 0, 2, 0, 0 };
+	unsigned cable[16][4], l;
+	struct rg r;
+
+	rg_build(&r, 8, hosts, cable, two_level_cables(cable, 0));
+	ck_assert_uint_eq(r.t.num_levels, 2);
+	for (l = 0; l < 4; l++) {
+		ck_assert_uint_eq(r.t.level[l], 0);
+		ck_assert_uint_eq(r.t.level[4 + l], 1);
+		ck_assert_uint_eq(r.t.slots[l], 4);
+	}
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_tapered_edges_number_their_own_links)
+{
+	/*
+	 * Four edges with two uplinks each (taper 2:1): edge e goes to
+	 * spines 4 + e % 4 and 4 + (e + 1) % 4, ports 5 and 6.  The
+	 * nominal parents are all four spines; each edge numbers its own
+	 * two links 0 and 1 instead of leaving two dead slots.
+	 */
+	static const unsigned hosts[8] = { 4, 4, 4, 4, 0, 0, 0, 0 };
+	unsigned cable[8][4], e, n = 0;
+	struct rg r;
+
+	for (e = 0; e < 4; e++) {
+		unsigned a = e % 4, b = (e + 1) % 4;
+
+		cable[n][0] = e; cable[n][1] = 5;
+		cable[n][2] = 4 + a; cable[n][3] = 1 + e;
+		n++;
+		cable[n][0] = e; cable[n][1] = 6;
+		cable[n][2] = 4 + b; cable[n][3] = 5 + e;
+		n++;
+	}
+	rg_build(&r, 8, hosts, cable, n);
+	for (e = 0; e < 4; e++) {
+		int s5 = rg_slot(&r, e, 5), s6 = rg_slot(&r, e, 6);
+
+		ck_assert_uint_eq(r.t.slots[e], 2);
+		ck_assert(s5 >= 0 && s5 < 2 && s6 >= 0 && s6 < 2 && s5 != s6);
+	}
+	ck_assert_uint_eq(r.t.level_slots[0], 2);
+	ck_assert_uint_eq(r.t.divisor[1], 2);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_director_is_three_levels)
+{
+	/*
+	 * Two edges (0, 1) with hosts, each cabled to both line ASICs (2,
+	 * 3) of a director; each line ASIC to both fabric ASICs (4, 5) by
+	 * two parallel internal links.
+	 */
+	static const unsigned hosts[6] = { 8, 8, 0, 0, 0, 0 };
+	static const unsigned cable[][4] = {
+		{ 0, 9, 2, 1 }, { 0, 10, 3, 1 }, { 1, 9, 2, 2 },
+		{ 1, 10, 3, 2 },
+		{ 2, 11, 4, 1 }, { 2, 12, 5, 1 }, { 2, 13, 4, 2 },
+		{ 2, 14, 5, 2 },
+		{ 3, 11, 4, 3 }, { 3, 12, 5, 3 }, { 3, 13, 4, 4 },
+		{ 3, 14, 5, 4 },
+	};
+	struct rg r;
+
+	rg_build(&r, 6, hosts, cable, 12);
+	ck_assert_uint_eq(r.t.num_levels, 3);
+	ck_assert_uint_eq(r.t.level[1], 0);
+	ck_assert_uint_eq(r.t.level[3], 1);
+	ck_assert_uint_eq(r.t.level[5], 2);
+	ck_assert_uint_eq(r.t.level_trunks[1], 2);
+	/* lanes: fabric 4 lane 0, fabric 5 lane 0, then lane 1 */
+	ck_assert_int_eq(rg_slot(&r, 2, 11), 0);
+	ck_assert_int_eq(rg_slot(&r, 2, 12), 1);
+	ck_assert_int_eq(rg_slot(&r, 2, 13), 2);
+	ck_assert_int_eq(rg_slot(&r, 2, 14), 3);
+	ck_assert_uint_eq(r.t.divisor[2], 2 * 4);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_without_hosts_has_no_levels)
+{
+	static const unsigned hosts[2] = { 0, 0 };
+	static const unsigned cable[][4] = { { 0, 1, 1, 1 } };
+	struct rg r;
+
+	rg_build(&r, 2, hosts, cable, 1);
+	ck_assert_uint_eq(r.t.num_levels, 0);
+	ck_assert_uint_eq(r.t.level[0], OO_NO_LEVEL);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
 static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
@@ -1060,6 +1273,7 @@ static Suite *osmoffset_suite(void)
 	TCase *opt = tcase_create("options");
 	TCase *hop = tcase_create("hop tables");
 	TCase *ev = tcase_create("stock guard");
+	TCase *rk = tcase_create("tree ranking");
 
 	tcase_add_test(sel, rotation_start_follows_paths_routed);
 	tcase_add_test(sel, select_prefers_least_loaded);
@@ -1103,6 +1317,14 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, eval_worse_and_shuffle);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
+
+	tcase_add_test(rk, rank_two_level_tree);
+	tcase_add_test(rk, rank_missing_cable_leaves_a_hole);
+	tcase_add_test(rk, rank_hosts_on_a_spine_keep_it_a_spine);
+	tcase_add_test(rk, rank_tapered_edges_number_their_own_links);
+	tcase_add_test(rk, rank_director_is_three_levels);
+	tcase_add_test(rk, rank_without_hosts_has_no_levels);
+	suite_add_tcase(s, rk);
 	return s;
 }
 

@@ -1,0 +1,1118 @@
+/*
+ * osmoffset - the LFTs of updn and minhop, with port offsetting
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ *
+ * OpenSM glue of the LFT stage: the destinations in routing order, the
+ * tree oo_rank_tree() (osm_offset_rank.c) finds in the switch graph, and,
+ * per switch, the equal-cost candidates toward every target read from the
+ * hop tables; the rules of osm_offset_select.c pick among them.
+ */
+
+#if HAVE_CONFIG_H
+#  include <config.h>
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * osm_config.h must come first: it defines ENABLE_OSM_PERF_MGR and friends,
+ * which change the layout of osm_opensm_t and osm_subn_opt_t.
+ */
+#include <opensm/osm_config.h>
+#include <complib/cl_qmap.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_switch.h>
+#include <opensm/osm_port.h>
+#include <opensm/osm_node.h>
+#include <opensm/osm_log.h>
+
+#include "osmoffset.h"
+#include "osmoffset_glue.h"
+
+/* A destination port: where its LIDs are and which switch reaches it. */
+struct oo_dest {
+	osm_port_t *port;
+	const char *desc;
+	osm_switch_t *leaf;	/* switch it hangs off, or itself */
+	const char *leaf_key;	/* sort key of that switch */
+	uint16_t min_lid;
+	uint16_t max_lid;
+	uint16_t target_lid;	/* base LID of leaf, for the hop tables */
+	unsigned target_idx;	/* index of leaf in the tree */
+	uint8_t leaf_port;	/* 0 for a switch's own port 0 */
+	uint8_t is_switch;
+	uint8_t kind;		/* routing order: hosts, then SHARP
+				   aggregation nodes, then switches */
+	uint8_t counted;	/* adds to the switches' path counts */
+};
+
+/* arrays indexed by port number (0..IB_NODE_NUM_PORTS_MAX) */
+#define OO_PORTS (IB_NODE_NUM_PORTS_MAX + 1)
+
+/* What the coordinated rule needs to know of one switch. */
+struct oo_swinfo {
+	osm_switch_t *sw;
+	uint16_t lid;		/* base LID */
+	unsigned level;		/* hops to the nearest leaf */
+	unsigned rank;		/* position among the switches of its level */
+	unsigned slots;		/* its up slots */
+	/* per port: index + 1 of the switch behind it (0: none) and the
+	   up slot the port fills (-1: not an up port) */
+	uint16_t remote[OO_PORTS];
+	int16_t slot[OO_PORTS];
+};
+
+struct oo_sw_index {
+	const osm_switch_t *sw;
+	unsigned idx;
+};
+
+struct oo_tree {
+	struct oo_swinfo *info;
+	struct oo_sw_index *index;	/* sorted by switch pointer */
+	unsigned num_sw;
+	unsigned num_levels;
+	unsigned level_parents[OO_MAX_LEVELS];	/* most nominal parents */
+	unsigned level_slots[OO_MAX_LEVELS];	/* most up slots */
+	uint64_t divisor[OO_MAX_LEVELS];
+};
+
+#define OO_NO_CAND OO_SLOT_DEAD
+
+enum oo_plan_kind {
+	OO_PLAN_PLAIN = 0,	/* the plain rule picks */
+	OO_PLAN_UP,		/* all candidates one level up */
+	OO_PLAN_DOWN,		/* all candidates one level down */
+};
+
+/*
+ * How one switch routes toward one target switch (see make_plan()).  The
+ * arrays live in one block shared by all plans, plan_stride entries each.
+ */
+struct oo_plan {
+	uint8_t kind;
+	uint8_t n;		/* equal-cost candidates */
+	uint8_t live;		/* up: slots with a candidate */
+	uint8_t one_child;	/* down: all candidates lead to one switch */
+	uint8_t classified;	/* kind is known */
+	uint8_t *port;		/* candidates, by port number */
+	uint8_t *order;		/* down: candidates by child rank */
+	uint8_t *by_slot;	/* up: candidate filling each slot */
+	uint8_t *live_slot;	/* up: candidates of live slots, in order */
+};
+
+/* Consecutive destinations (in routing order) behind one switch. */
+struct oo_group {
+	unsigned start;
+	unsigned end;
+};
+
+struct oo_build {
+	osm_opensm_t *osm;
+	osm_log_t *log;
+	enum oo_rule rule;
+	struct oo_dest *dests;
+	unsigned num_dests;
+	struct oo_group *groups;
+	unsigned num_groups;
+	unsigned lids_per_port;
+	struct oo_tree tree;
+	/* per level: (rank / divisor) mod slots of every destination */
+	uint16_t *slot_base[OO_MAX_LEVELS];
+	/* per target switch: the plan of the switch being built */
+	struct oo_plan *plans;
+	uint8_t *plan_data;
+	/* per destination and LID offset: the switch (index + 1) the LID
+	   left toward, on the switch being built */
+	uint16_t *used_remote;
+	uint32_t paths[OO_PORTS];
+	uint32_t offset_paths[OO_PORTS];
+	unsigned detours;	/* detour cursor: slot after the last detour */
+	struct oo_candidate cand[OO_PORTS];
+	/* per port of the switch being built */
+	uint8_t prof_ignored[OO_PORTS];
+	uint16_t port_level[OO_PORTS];	/* of the switch behind, or none */
+	uint8_t link_port[OO_PORTS];	/* healthy links to other switches */
+	unsigned num_links;
+};
+
+/**********************************************************************
+ * Destination list
+ **********************************************************************/
+
+static int dest_is_counted(const struct oo_build *b, const struct oo_dest *d)
+{
+	return !d->is_switch || b->osm->subn.opt.port_profile_switch_nodes;
+}
+
+static void fill_dest(struct oo_dest *d, osm_port_t *port)
+{
+	osm_physp_t *remote;
+
+	memset(d, 0, sizeof(*d));
+	d->port = port;
+	d->desc = port->p_node->print_desc ? port->p_node->print_desc : "";
+	osm_port_get_lid_range_ho(port, &d->min_lid, &d->max_lid);
+
+	d->kind = oo_is_aggregation_node(d->desc) ? 1 : 0;
+	if (port->p_node->sw) {
+		d->is_switch = 1;
+		d->kind = 2;
+		d->leaf = port->p_node->sw;
+	} else if (port->p_physp && port->p_physp->p_remote_physp &&
+		   port->p_physp->p_remote_physp->p_node->sw) {
+		remote = port->p_physp->p_remote_physp;
+		d->leaf = remote->p_node->sw;
+		d->leaf_port = osm_physp_get_port_num(remote);
+	}
+	if (d->leaf)
+		d->target_lid =
+		    cl_ntoh16(osm_node_get_base_lid(d->leaf->p_node, 0));
+}
+
+static int cmp_by_leaf(const void *a, const void *b)
+{
+	const struct oo_dest *x = a, *y = b;
+
+	if (x->leaf != y->leaf)
+		return (uintptr_t)x->leaf < (uintptr_t)y->leaf ? -1 : 1;
+	return oo_natural_cmp(x->desc, y->desc);
+}
+
+/*
+ * The routing order: end ports grouped by the switch they hang off, the
+ * switches in the order of the first host name behind them, the ports of
+ * one switch by port number; SHARP aggregation nodes (no compute hosts)
+ * after them and switches' own ports last.  This follows the
+ * order in which MPI usually numbers its ranks and does not depend on GUIDs.
+ */
+static int cmp_routing_order(const void *a, const void *b)
+{
+	const struct oo_dest *x = a, *y = b;
+	int r;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	r = oo_natural_cmp(x->leaf_key, y->leaf_key);
+	if (r)
+		return r;
+	if (x->leaf != y->leaf) {
+		uint64_t gx = cl_ntoh64(osm_node_get_node_guid(x->leaf->p_node));
+		uint64_t gy = cl_ntoh64(osm_node_get_node_guid(y->leaf->p_node));
+		return gx < gy ? -1 : 1;
+	}
+	if (x->leaf_port != y->leaf_port)
+		return x->leaf_port < y->leaf_port ? -1 : 1;
+	return oo_natural_cmp(x->desc, y->desc);
+}
+
+/*
+ * Give every destination the smallest host name found on its switch (the
+ * smallest description of any kind where no host hangs off it).
+ */
+static void assign_leaf_keys(struct oo_dest *dests, unsigned n)
+{
+	unsigned i, j;
+
+	qsort(dests, n, sizeof(*dests), cmp_by_leaf);
+	for (i = 0; i < n; i = j) {
+		const char *key = NULL;
+
+		for (j = i; j < n && dests[j].leaf == dests[i].leaf; j++)
+			if (!dests[j].kind && (!key ||
+			    oo_natural_cmp(dests[j].desc, key) < 0))
+				key = dests[j].desc;
+		for (j = i; !key && j < n && dests[j].leaf == dests[i].leaf;
+		     j++)
+			if (!key || oo_natural_cmp(dests[j].desc, key) < 0)
+				key = dests[j].desc;
+		for (j = i; j < n && dests[j].leaf == dests[i].leaf; j++)
+			dests[j].leaf_key = dests[j].is_switch ?
+			    dests[j].desc : key;
+	}
+}
+
+static int collect_dests(struct oo_build *b)
+{
+	cl_qmap_t *tbl = &b->osm->subn.port_guid_tbl;
+	cl_map_item_t *item;
+	unsigned n = 0;
+
+	b->dests = calloc(cl_qmap_count(tbl) + 1, sizeof(*b->dests));
+	if (!b->dests)
+		return -1;
+
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item)) {
+		struct oo_dest *d = &b->dests[n];
+
+		fill_dest(d, (osm_port_t *)item);
+		d->counted = (uint8_t)dest_is_counted(b, d);
+		if (!d->min_lid || !d->max_lid) {
+			OSM_LOG(b->log, OSM_LOG_VERBOSE,
+				"osmoffset: port 0x%016" PRIx64
+				" has no LID yet, not routed\n",
+				cl_ntoh64(osm_port_get_guid(d->port)));
+			continue;
+		}
+		n++;
+	}
+	b->num_dests = n;
+	assign_leaf_keys(b->dests, n);
+	qsort(b->dests, n, sizeof(*b->dests), cmp_routing_order);
+	return 0;
+}
+
+/**********************************************************************
+ * Fat-tree structure for the coordinated rule
+ **********************************************************************/
+
+static int cmp_index(const void *a, const void *b)
+{
+	const struct oo_sw_index *x = a, *y = b;
+
+	if (x->sw == y->sw)
+		return 0;
+	return (uintptr_t)x->sw < (uintptr_t)y->sw ? -1 : 1;
+}
+
+/* Index of a switch in tree.info, or -1. */
+static int switch_index(const struct oo_tree *t, const osm_switch_t *sw)
+{
+	struct oo_sw_index key = { sw, 0 }, *hit;
+
+	hit = bsearch(&key, t->index, t->num_sw, sizeof(key), cmp_index);
+	return hit ? (int)hit->idx : -1;
+}
+
+static int link_is_usable(const osm_physp_t *p)
+{
+	return p && osm_physp_is_healthy(p) && osm_physp_get_remote(p);
+}
+
+/*
+ * The compact graph oo_rank_tree() reads: each switch's usable links to
+ * other switches, by port (also kept in si->remote), and its hosts.
+ */
+struct oo_graph {
+	struct oo_rank_graph g;
+	unsigned *first;
+	struct oo_rank_link *link;
+	unsigned *hosts;
+	unsigned *order;
+};
+
+static void free_graph(struct oo_graph *gr)
+{
+	free(gr->first);
+	free(gr->link);
+	free(gr->hosts);
+	free(gr->order);
+}
+
+/* The switch behind every usable port of si, or a host. */
+static unsigned map_neighbours(struct oo_tree *t, struct oo_swinfo *si,
+			       struct oo_graph *gr, unsigned n)
+{
+	osm_switch_t *sw = si->sw;
+	unsigned s = (unsigned)(si - t->info);
+	uint8_t port;
+
+	gr->first[s] = n;
+	for (port = 1; port < sw->num_ports; port++) {
+		osm_physp_t *p = osm_node_get_physp_ptr(sw->p_node, port);
+		osm_node_t *rn;
+		int idx;
+
+		si->slot[port] = -1;
+		if (!link_is_usable(p))
+			continue;
+		rn = osm_physp_get_remote(p)->p_node;
+		if (!rn->sw) {
+			if (!oo_is_aggregation_node(rn->print_desc))
+				gr->hosts[s]++;
+			continue;
+		}
+		if (rn->sw == sw)
+			continue;
+		idx = switch_index(t, rn->sw);
+		if (idx < 0)
+			continue;
+		si->remote[port] = (uint16_t)(idx + 1);
+		gr->link[n].to = (uint32_t)idx;
+		gr->link[n].port = port;
+		n++;
+	}
+	return n;
+}
+
+static const struct oo_tree *name_tree;
+
+/* Switches by name, then GUID: breaks ties among switches wired alike. */
+static int cmp_switch_name(const void *a, const void *b)
+{
+	const osm_node_t *x = name_tree->info[*(const unsigned *)a].sw->p_node;
+	const osm_node_t *y = name_tree->info[*(const unsigned *)b].sw->p_node;
+	uint64_t gx, gy;
+	int r = oo_natural_cmp(x->print_desc, y->print_desc);
+
+	if (r)
+		return r;
+	gx = cl_ntoh64(osm_node_get_node_guid(x));
+	gy = cl_ntoh64(osm_node_get_node_guid(y));
+	return gx < gy ? -1 : gx > gy;
+}
+
+static int build_graph(struct oo_tree *t, struct oo_graph *gr)
+{
+	unsigned i, n = 0, stride = 1, *by_name;
+
+	for (i = 0; i < t->num_sw; i++)
+		if (t->info[i].sw->num_ports > stride)
+			stride = t->info[i].sw->num_ports;
+	gr->first = calloc(t->num_sw + 1, sizeof(*gr->first));
+	gr->link = calloc((size_t)t->num_sw * stride + 1, sizeof(*gr->link));
+	gr->hosts = calloc(t->num_sw + 1, sizeof(*gr->hosts));
+	gr->order = calloc(t->num_sw + 1, sizeof(*gr->order));
+	by_name = calloc(t->num_sw + 1, sizeof(*by_name));
+	if (!gr->first || !gr->link || !gr->hosts || !gr->order || !by_name) {
+		free(by_name);
+		return -1;
+	}
+	for (i = 0; i < t->num_sw; i++)
+		n = map_neighbours(t, &t->info[i], gr, n);
+	gr->first[t->num_sw] = n;
+	for (i = 0; i < t->num_sw; i++)
+		by_name[i] = i;
+	name_tree = t;
+	qsort(by_name, t->num_sw, sizeof(*by_name), cmp_switch_name);
+	name_tree = NULL;
+	for (i = 0; i < t->num_sw; i++)
+		gr->order[by_name[i]] = i;
+	free(by_name);
+	gr->g.num_sw = t->num_sw;
+	gr->g.stride = stride;
+	gr->g.first = gr->first;
+	gr->g.link = gr->link;
+	gr->g.hosts = gr->hosts;
+	gr->g.order = gr->order;
+	return 0;
+}
+
+/* Levels, ranks and up slots of every switch (see oo_rank_tree()). */
+static int rank_switches(struct oo_build *b, struct oo_tree *t)
+{
+	struct oo_graph gr;
+	struct oo_rank_tree rt;
+	unsigned i, port;
+	int ret = -1;
+
+	memset(&gr, 0, sizeof(gr));
+	if (build_graph(t, &gr) || oo_rank_tree(&gr.g, &rt))
+		goto out;
+	for (i = 0; i < t->num_sw; i++) {
+		struct oo_swinfo *si = &t->info[i];
+
+		si->level = rt.level[i];
+		si->rank = rt.rank[i];
+		si->slots = rt.slots[i];
+		for (port = 1; port < si->sw->num_ports; port++)
+			si->slot[port] =
+			    rt.slot[(size_t)i * gr.g.stride + port];
+	}
+	t->num_levels = rt.num_levels;
+	memcpy(t->level_parents, rt.level_parents, sizeof(t->level_parents));
+	memcpy(t->level_slots, rt.level_slots, sizeof(t->level_slots));
+	memcpy(t->divisor, rt.divisor, sizeof(t->divisor));
+	for (i = 0; i < t->num_sw; i++)
+		if (gr.hosts[i] && t->info[i].level)
+			OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: switch "
+				"'%s' holds %u hosts but is ranked as a level "
+				"%u switch (more cables to host switches than "
+				"hosts)\n", t->info[i].sw->p_node->print_desc,
+				gr.hosts[i], t->info[i].level);
+	oo_rank_tree_free(&rt);
+	ret = 0;
+out:
+	free_graph(&gr);
+	return ret;
+}
+
+static void free_tree(struct oo_tree *t)
+{
+	free(t->info);
+	free(t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+static int build_tree(struct oo_build *b)
+{
+	cl_qmap_t *tbl = &b->osm->subn.sw_guid_tbl;
+	struct oo_tree *t = &b->tree;
+	cl_map_item_t *item;
+	unsigned i = 0;
+
+	t->num_sw = cl_qmap_count(tbl);
+	t->info = calloc(t->num_sw + 1, sizeof(*t->info));
+	t->index = calloc(t->num_sw + 1, sizeof(*t->index));
+	if (!t->info || !t->index)
+		return -1;
+	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
+	     item = cl_qmap_next(item), i++) {
+		t->info[i].sw = (osm_switch_t *)item;
+		t->info[i].lid = cl_ntoh16(osm_node_get_base_lid(
+						t->info[i].sw->p_node, 0));
+		t->index[i].sw = (osm_switch_t *)item;
+		t->index[i].idx = i;
+	}
+	qsort(t->index, t->num_sw, sizeof(*t->index), cmp_index);
+
+	if (rank_switches(b, t))
+		return -1;
+	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: %u switches in %u "
+		"levels; up slots per level: %u %u %u %u\n", t->num_sw,
+		t->num_levels, t->level_slots[0], t->level_slots[1],
+		t->level_slots[2], t->level_slots[3]);
+	return 0;
+}
+
+/**********************************************************************
+ * One switch
+ **********************************************************************/
+
+/*
+ * The equal-cost, healthy, linked egress ports of a switch toward one
+ * target switch LID, and what the coordinated rule makes of them.  A plan
+ * is made the first time a switch routes toward a target and then serves
+ * every LID of every destination behind that target.
+ */
+static void plan_candidates(const struct oo_build *b,
+			    const struct oo_swinfo *si, uint16_t target_lid,
+			    struct oo_plan *pl)
+{
+	const osm_switch_t *sw = si->sw;
+	const uint8_t *row;
+	unsigned i, n = 0;
+
+	if (target_lid > sw->max_lid_ho || !(row = sw->hops[target_lid]) ||
+	    row[0] == OSM_NO_PATH)
+		return;
+	for (i = 0; i < b->num_links; i++)
+		if (row[b->link_port[i]] == row[0])
+			pl->port[n++] = b->link_port[i];
+	pl->n = (uint8_t)n;
+}
+
+/*
+ * Up: which candidate fills each up slot of the level, and the live
+ * slots in slot order (where detours go).
+ */
+static void plan_up(const struct oo_build *b, const struct oo_swinfo *si,
+		    struct oo_plan *pl)
+{
+	unsigned slots = si->slots, i;
+
+	if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
+		return;
+	memset(pl->by_slot, OO_NO_CAND, slots);
+	for (i = 0; i < pl->n; i++) {
+		int s = si->slot[pl->port[i]];
+
+		if (s >= 0 && (unsigned)s < slots)
+			pl->by_slot[s] = (uint8_t)i;
+	}
+	pl->live = 0;
+	for (i = 0; i < slots; i++)
+		if (pl->by_slot[i] != OO_NO_CAND)
+			pl->live_slot[pl->live++] = pl->by_slot[i];
+	pl->kind = OO_PLAN_UP;
+}
+
+static int down_before(const struct oo_build *b, const struct oo_swinfo *si,
+		       uint8_t px, uint8_t py)
+{
+	unsigned rx = b->tree.info[si->remote[px] - 1].rank;
+	unsigned ry = b->tree.info[si->remote[py] - 1].rank;
+
+	if (rx != ry)
+		return rx < ry;
+	return px < py;
+}
+
+/* Down: the candidates by rank of the switch below, then port number. */
+static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
+		      struct oo_plan *pl)
+{
+	unsigned i, j;
+
+	pl->one_child = 1;
+	for (i = 0; i < pl->n; i++) {
+		for (j = i; j > 0 && down_before(b, si, pl->port[i],
+						 pl->port[pl->order[j - 1]]);
+		     j--)
+			pl->order[j] = pl->order[j - 1];
+		pl->order[j] = (uint8_t)i;
+		if (si->remote[pl->port[i]] != si->remote[pl->port[0]])
+			pl->one_child = 0;
+	}
+	pl->kind = OO_PLAN_DOWN;
+}
+
+/*
+ * Where the fabric around this switch is a tree toward the target (all
+ * candidates one level up, or all one level down), the coordinated rule
+ * decides; otherwise (candidates up and down, sideways, or toward
+ * switches outside the tree) the plain rule does.
+ */
+static void make_plan(const struct oo_build *b, const struct oo_swinfo *si,
+		      uint16_t target_lid, struct oo_plan *pl)
+{
+	pl->kind = OO_PLAN_PLAIN;
+	pl->classified = 0;
+	pl->n = 0;
+	plan_candidates(b, si, target_lid, pl);
+}
+
+static void classify_plan(const struct oo_build *b,
+			  const struct oo_swinfo *si, struct oo_plan *pl)
+{
+	unsigned i, up = 0, down = 0;
+
+	pl->classified = 1;
+	if (b->rule != OO_RULE_COORDINATED || si->level == OO_NO_LEVEL ||
+	    !pl->n)
+		return;
+	for (i = 0; i < pl->n; i++) {
+		unsigned level = b->port_level[pl->port[i]];
+
+		if (level == OO_NO_LEVEL)
+			return;
+		if (level == si->level + 1)
+			up++;
+		else if (level + 1 == si->level)
+			down++;
+	}
+	if (up == pl->n)
+		plan_up(b, si, pl);
+	else if (down == pl->n)
+		plan_down(b, si, pl);
+}
+
+/*
+ * The plan toward a destination's target switch (plan_all_targets() found
+ * its candidates); what the coordinated rule makes of them is worked out
+ * only when a CA behind the target asks (a switch's own LID never does).
+ */
+static const struct oo_plan *plan_for(struct oo_build *b,
+				      const struct oo_swinfo *si,
+				      const struct oo_dest *d)
+{
+	struct oo_plan *pl = &b->plans[d->target_idx];
+
+	if (!d->is_switch && !pl->classified)
+		classify_plan(b, si, pl);
+	return pl;
+}
+
+/* The up slot a LID of the destination of this rank takes at a level. */
+static unsigned level_slot(const struct oo_build *b, unsigned level,
+			   unsigned rank, unsigned lid_offset)
+{
+	return oo_offset_slot(b->slot_base[level][rank], lid_offset,
+			      b->lids_per_port, b->tree.level_slots[level]);
+}
+
+/* The same at one switch, which may have fewer slots (a tapered edge). */
+static unsigned dest_slot(const struct oo_build *b, const struct oo_swinfo *si,
+			  unsigned rank, unsigned lid_offset)
+{
+	unsigned base;
+
+	if (si->slots == b->tree.level_slots[si->level])
+		return level_slot(b, si->level, rank, lid_offset);
+	base = oo_coordinated_slot(rank, b->tree.divisor[si->level], 0,
+				   si->slots);
+	return oo_offset_slot(base, lid_offset, b->lids_per_port, si->slots);
+}
+
+/* Mark, in avoid, every slot that leads to the switch behind remote. */
+static void mark_remote(const struct oo_swinfo *si, const struct oo_plan *pl,
+			unsigned slots, uint16_t remote, uint8_t mark,
+			uint8_t *avoid)
+{
+	unsigned s;
+
+	if (!remote)
+		return;
+	for (s = 0; s < slots; s++)
+		if (pl->by_slot[s] != OO_NO_CAND &&
+		    si->remote[pl->port[pl->by_slot[s]]] == remote &&
+		    avoid[s] < mark)
+			avoid[s] = mark;
+}
+
+/*
+ * A further LID offset that cannot take its slot: keep off the switches
+ * the destination's other LIDs take (see oo_detour_slot()).
+ */
+static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
+			      const struct oo_plan *pl, unsigned rank,
+			      unsigned lid_offset, unsigned slot)
+{
+	const uint16_t *used = b->used_remote +
+	    (size_t)rank * b->lids_per_port;
+	unsigned slots = si->slots, s, o;
+	uint8_t live[OO_PORTS], avoid[OO_PORTS];
+	uint32_t load[OO_PORTS];
+	int pick;
+
+	for (s = 0; s < slots; s++) {
+		live[s] = pl->by_slot[s] != OO_NO_CAND;
+		avoid[s] = 0;
+		load[s] = live[s] ? b->paths[pl->port[pl->by_slot[s]]] : 0;
+	}
+	for (o = 0; o < b->lids_per_port; o++) {
+		unsigned other = dest_slot(b, si, rank, o);
+
+		if (o != lid_offset && live[other])
+			mark_remote(si, pl, slots,
+				    si->remote[pl->port[pl->by_slot[other]]],
+				    1, avoid);
+		if (o < lid_offset)
+			mark_remote(si, pl, slots, used[o], 2, avoid);
+	}
+	pick = oo_detour_slot(live, avoid, load, slots, slot);
+	return pick < 0 ? -1 : pl->by_slot[pick];
+}
+
+static int remote_used(const uint16_t *used, unsigned n, uint16_t remote)
+{
+	unsigned o;
+
+	for (o = 0; o < n; o++)
+		if (used[o] == remote)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether candidate c leads to a switch an earlier LID of the destination
+ * already took (a base LID detoured there) while some live slot leads to
+ * a switch none of them took.
+ */
+static int offset_collides(const struct oo_build *b,
+			   const struct oo_swinfo *si, const struct oo_plan *pl,
+			   unsigned rank, unsigned lid_offset, uint8_t c)
+{
+	const uint16_t *used = b->used_remote +
+	    (size_t)rank * b->lids_per_port;
+	unsigned i;
+
+	if (!remote_used(used, lid_offset, si->remote[pl->port[c]]))
+		return 0;
+	for (i = 0; i < pl->live; i++)
+		if (!remote_used(used, lid_offset,
+				 si->remote[pl->port[pl->live_slot[i]]]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The up slot, or the live slot a detour takes; -1 if none is live.  Base
+ * LIDs detour to the next live slot after the switch's detour cursor.  A
+ * further LID offset detours when its slot is dead or leads to a switch an
+ * earlier LID of the destination already took and another switch is still
+ * free.
+ */
+static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
+			const struct oo_plan *pl, unsigned rank,
+			unsigned lid_offset)
+{
+	unsigned slot = dest_slot(b, si, rank, lid_offset);
+	int pick;
+
+	if (!lid_offset) {
+		if (pl->by_slot[slot] != OO_NO_CAND)
+			return pl->by_slot[slot];
+		pick = oo_cursor_slot(pl->by_slot, si->slots, &b->detours);
+		return pick < 0 ? -1 : pl->by_slot[pick];
+	}
+	if (pl->by_slot[slot] != OO_NO_CAND &&
+	    !offset_collides(b, si, pl, rank, lid_offset,
+			     pl->by_slot[slot]))
+		return pl->by_slot[slot];
+	if (!pl->live)
+		return -1;
+	return pick_offset_detour(b, si, pl, rank, lid_offset, slot);
+}
+
+/*
+ * Parallel links down to one child: take the lane of the up slot the
+ * destination takes at the child's level, so that flows that came up over
+ * distinct links of a trunk go down over distinct links too.  Down to
+ * several children: the digit of this level picks among them.
+ */
+static int pick_down_link(const struct oo_build *b,
+			  const struct oo_swinfo *si, const struct oo_plan *pl,
+			  unsigned rank, unsigned lid_offset)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned below = si->level - 1, k;
+
+	if (pl->one_child && t->level_parents[below]) {
+		unsigned slot = level_slot(b, below, rank, lid_offset);
+
+		k = slot / t->level_parents[below] % pl->n;
+	} else
+		k = oo_coordinated_slot(rank, t->divisor[below], lid_offset,
+					pl->n);
+	return pl->order[k];
+}
+
+static unsigned count_reuse(const struct oo_build *b, unsigned dest_idx,
+			    unsigned lid_offset, uint16_t remote)
+{
+	const uint16_t *used = b->used_remote +
+	    (size_t)dest_idx * b->lids_per_port;
+	unsigned i, reuse = 0;
+
+	for (i = 0; i < lid_offset; i++)
+		if (used[i] == remote)
+			reuse++;
+	return reuse;
+}
+
+/* The plain rule: rotate the start with the paths routed so far. */
+static int plain_pick(struct oo_build *b, const struct oo_swinfo *si,
+		      const struct oo_plan *pl, unsigned dest_idx,
+		      unsigned lid_offset)
+{
+	unsigned i;
+
+	for (i = 0; i < pl->n; i++) {
+		uint8_t port = pl->port[i];
+
+		b->cand[i].port = port;
+		b->cand[i].paths = b->paths[port];
+		b->cand[i].offset_paths = b->offset_paths[port];
+		b->cand[i].reuse = lid_offset ?
+		    count_reuse(b, dest_idx, lid_offset, si->remote[port]) : 0;
+	}
+	return oo_select_candidate(b->cand, pl->n,
+				   oo_rotation_start(b->cand, pl->n));
+}
+
+/* Count the path of one LID leaving through port. */
+static void count_path(struct oo_build *b, const struct oo_dest *d,
+		       unsigned dest_idx, unsigned lid_offset, uint8_t port,
+		       uint16_t remote)
+{
+	if (b->lids_per_port > 1)
+		b->used_remote[(size_t)dest_idx * b->lids_per_port +
+			       lid_offset] = remote;
+	if (d->counted && !b->prof_ignored[port]) {
+		b->paths[port]++;
+		b->offset_paths[port]++;
+	}
+}
+
+/*
+ * One LID offset of a group of destinations behind one target switch.
+ * CAs come first in routing order, so a CA's index is its rank.  Under the
+ * coordinated rule a switch's own LIDs (management traffic only) take the
+ * candidate their LID picks: a route to a switch then only moves when its
+ * own candidates change, never because some other route moved.
+ */
+static void route_group(struct oo_build *b, const struct oo_swinfo *si,
+			const struct oo_group *grp, unsigned lid_offset)
+{
+	osm_switch_t *sw = si->sw;
+	const struct oo_dest *first = &b->dests[grp->start];
+	const struct oo_plan *pl = NULL;
+	unsigned i;
+
+	if (first->leaf && first->leaf != sw)
+		pl = plan_for(b, si, first);
+	for (i = grp->start; i < grp->end; i++) {
+		const struct oo_dest *d = &b->dests[i];
+		unsigned lid = d->min_lid + lid_offset;
+		int pick = -1;
+		uint8_t port;
+
+		if (lid > d->max_lid || lid > sw->max_lid_ho)
+			continue;
+		if (!d->leaf || (pl && !pl->n)) {
+			sw->new_lft[lid] = OSM_NO_PATH;
+			continue;
+		}
+		if (!pl) {
+			sw->new_lft[lid] = d->is_switch ? 0 : d->leaf_port;
+			continue;
+		}
+		if (d->is_switch) {
+			if (b->rule == OO_RULE_COORDINATED)
+				pick = (int)(lid % pl->n);
+		} else if (pl->kind == OO_PLAN_UP)
+			pick = pick_up_slot(b, si, pl, i, lid_offset);
+		else if (pl->kind == OO_PLAN_DOWN)
+			pick = pick_down_link(b, si, pl, i, lid_offset);
+		if (pick < 0)
+			pick = plain_pick(b, si, pl, i, lid_offset);
+		port = pl->port[pick];
+		sw->new_lft[lid] = port;
+		count_path(b, d, i, lid_offset, port, si->remote[port]);
+	}
+}
+
+/*
+ * The ports of the switch with a healthy link to another switch (only
+ * they can be equal-cost candidates toward a switch LID: ports to CAs and
+ * loops never have the least hop count), the level behind each port, and
+ * which ports the port profiles ignore.
+ */
+static void scan_ports(struct oo_build *b, const struct oo_swinfo *si)
+{
+	osm_switch_t *sw = si->sw;
+	uint8_t port;
+
+	b->num_links = 0;
+	for (port = 1; port < sw->num_ports; port++) {
+		osm_physp_t *p = osm_node_get_physp_ptr(sw->p_node, port);
+		unsigned r = si->remote[port];
+
+		b->prof_ignored[port] = p && p->is_prof_ignored ? 1 : 0;
+		b->port_level[port] = r ? (uint16_t)b->tree.info[r - 1].level :
+		    OO_NO_LEVEL;
+		if (r && p && osm_physp_is_healthy(p) &&
+		    osm_physp_get_remote(p))
+			b->link_port[b->num_links++] = port;
+	}
+}
+
+/*
+ * The candidates toward every target switch, in table order: the hop
+ * table rows are then read in the order they were allocated in, which the
+ * memory prefetcher follows (one row per target and switch would
+ * otherwise cost a cache miss each).
+ */
+static void plan_all_targets(struct oo_build *b, const struct oo_swinfo *si)
+{
+	const osm_switch_t *sw = si->sw;
+	unsigned t;
+
+	for (t = 0; t < b->tree.num_sw; t++) {
+		unsigned ahead = t + 8;
+
+		if (ahead < b->tree.num_sw &&
+		    b->tree.info[ahead].lid <= sw->max_lid_ho)
+			__builtin_prefetch(sw->hops[b->tree.info[ahead].lid]);
+		make_plan(b, si, b->tree.info[t].lid, &b->plans[t]);
+	}
+}
+
+static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
+{
+	osm_switch_t *sw = si->sw;
+	unsigned offset, g, port;
+
+	memset(sw->new_lft, OSM_NO_PATH, sw->max_lid_ho + 1);
+	memset(b->paths, 0, sizeof(b->paths));
+	if (b->lids_per_port > 1)
+		memset(b->used_remote, 0, sizeof(*b->used_remote) *
+		       b->num_dests * b->lids_per_port);
+	scan_ports(b, si);
+	plan_all_targets(b, si);
+
+	/* All base LIDs first, then each further LID offset in turn. */
+	for (offset = 0; offset < b->lids_per_port; offset++) {
+		memset(b->offset_paths, 0, sizeof(b->offset_paths));
+		b->detours = 0;
+		for (g = 0; g < b->num_groups; g++)
+			route_group(b, si, &b->groups[g], offset);
+	}
+	/* the port profile OpenSM keeps: paths routed through each port */
+	for (port = 1; port < sw->num_ports; port++)
+		sw->p_prof[port].num_paths += b->paths[port];
+}
+
+/**********************************************************************
+ * The LFT stage of a wrapped engine
+ **********************************************************************/
+
+static void free_build(struct oo_build *b)
+{
+	unsigned l;
+
+	for (l = 0; l < OO_MAX_LEVELS; l++)
+		free(b->slot_base[l]);
+	free_tree(&b->tree);
+	free(b->dests);
+	free(b->groups);
+	free(b->plans);
+	free(b->plan_data);
+	free(b->used_remote);
+	free(b);
+}
+
+/* Where each destination's target switch sits in the tree. */
+static int index_targets(struct oo_build *b)
+{
+	unsigned i;
+
+	for (i = 0; i < b->num_dests; i++) {
+		struct oo_dest *d = &b->dests[i];
+		int idx;
+
+		if (!d->leaf)
+			continue;
+		idx = switch_index(&b->tree, d->leaf);
+		if (idx < 0)
+			return -1;
+		d->target_idx = (unsigned)idx;
+	}
+	return 0;
+}
+
+/*
+ * The digit each destination takes at each level, (rank / divisor) mod
+ * slots, computed once for all switches; oo_offset_slot() places the
+ * further LID offsets around it.
+ */
+static int tabulate_slots(struct oo_build *b)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned l, i;
+
+	for (l = 0; l < t->num_levels; l++) {
+		unsigned slots = t->level_slots[l];
+
+		b->slot_base[l] = calloc(b->num_dests + 1, sizeof(uint16_t));
+		if (!b->slot_base[l])
+			return -1;
+		if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
+			continue;
+		for (i = 0; i < b->num_dests; i++)
+			b->slot_base[l][i] = (uint16_t)
+			    oo_coordinated_slot(i, t->divisor[l], 0, slots);
+	}
+	return 0;
+}
+
+/* Split the routing order into runs of destinations behind one switch. */
+static int group_dests(struct oo_build *b)
+{
+	unsigned i;
+
+	b->groups = calloc(b->num_dests + 1, sizeof(*b->groups));
+	if (!b->groups)
+		return -1;
+	for (i = 0; i < b->num_dests; i++) {
+		struct oo_group *g = &b->groups[b->num_groups];
+
+		if (b->num_groups && g[-1].end == i &&
+		    b->dests[g[-1].start].leaf == b->dests[i].leaf &&
+		    b->dests[g[-1].start].kind == b->dests[i].kind) {
+			g[-1].end = i + 1;
+			continue;
+		}
+		g->start = i;
+		g->end = i + 1;
+		b->num_groups++;
+	}
+	return 0;
+}
+
+/*
+ * One plan per target switch, with room for as many candidates as the
+ * largest switch has ports and as many slots as the widest level has.
+ */
+static int alloc_plans(struct oo_build *b)
+{
+	const struct oo_tree *t = &b->tree;
+	size_t stride = 1;
+	unsigned i;
+
+	for (i = 0; i < t->num_sw; i++)
+		if (t->info[i].sw->num_ports > stride)
+			stride = t->info[i].sw->num_ports;
+	for (i = 0; i < t->num_levels; i++)
+		if (t->level_slots[i] > stride)
+			stride = t->level_slots[i] < OO_PORTS ?
+			    t->level_slots[i] : OO_PORTS;
+	b->plans = calloc(t->num_sw + 1, sizeof(*b->plans));
+	b->plan_data = calloc((size_t)(t->num_sw + 1) * 4, stride);
+	if (!b->plans || !b->plan_data)
+		return -1;
+	for (i = 0; i <= t->num_sw; i++) {
+		uint8_t *data = b->plan_data + (size_t)i * 4 * stride;
+
+		b->plans[i].port = data;
+		b->plans[i].order = data + stride;
+		b->plans[i].by_slot = data + 2 * stride;
+		b->plans[i].live_slot = data + 3 * stride;
+	}
+	return 0;
+}
+
+static int prepare_build(struct oo_build *b)
+{
+	if (collect_dests(b) || group_dests(b))
+		return -1;
+	b->used_remote = calloc((size_t)b->num_dests * b->lids_per_port + 1,
+				sizeof(*b->used_remote));
+	if (!b->used_remote || build_tree(b) || index_targets(b) ||
+	    tabulate_slots(b))
+		return -1;
+	return alloc_plans(b);
+}
+
+int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule)
+{
+	double cpu = oo_thread_cpu_seconds();
+	struct oo_build *b;
+	unsigned i;
+
+	OSM_LOG(&osm->log, OSM_LOG_VERBOSE, "osmoffset: building LFTs with "
+		"port offsetting (%s)\n", oo_rule_name(rule));
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -1;
+	b->osm = osm;
+	b->log = &osm->log;
+	b->rule = rule;
+	b->lids_per_port = 1U << osm->subn.opt.lmc;
+
+	if (prepare_build(b))
+		goto fail;
+
+	for (i = 0; i < b->tree.num_sw; i++) {
+		osm_switch_t *sw = b->tree.info[i].sw;
+
+		if (!sw->new_lft || !sw->hops) {
+			OSM_LOG(b->log, OSM_LOG_ERROR, "ERR 9F03: "
+				"switch 0x%016" PRIx64 " has no LFT buffer "
+				"or hop table\n",
+				cl_ntoh64(osm_node_get_node_guid(sw->p_node)));
+			goto fail;
+		}
+		build_switch_lft(b, &b->tree.info[i]);
+	}
+
+	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: LFTs of %u switches "
+		"built with port offsetting (%s), %u destinations, LMC %u "
+		"(%.3f s CPU)\n", b->tree.num_sw, oo_rule_name(b->rule),
+		b->num_dests, osm->subn.opt.lmc,
+		oo_thread_cpu_seconds() - cpu);
+	free_build(b);
+	return 0;
+
+fail:
+	free_build(b);
+	return -1;
+}
+
