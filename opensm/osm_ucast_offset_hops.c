@@ -43,6 +43,7 @@ struct oo_hops {
 	unsigned *rank;
 	uint64_t *id;
 	unsigned num_roots;
+	unsigned aggregation_nodes;	/* left out of root detection */
 	struct oo_updn_work w;
 	uint8_t *lid_is_switch;	/* by LID: some switch's base LID */
 	unsigned max_lid;	/* smallest max_lid_ho of all switches */
@@ -374,7 +375,12 @@ static void store_rows(struct oo_hops *h, unsigned first, unsigned count)
 	}
 }
 
-/* End ports (not switches) behind each switch, as updn counts them. */
+/*
+ * End ports (not switches) behind each switch, as updn counts them, but
+ * for SHARP aggregation nodes: one on every switch ASIC puts end ports at
+ * every distance from every switch, and updn then finds no root at all
+ * and hands the fabric to minhop.  Without them the tables are updn's.
+ */
 static unsigned count_cas(struct oo_hops *h, unsigned *cas)
 {
 	cl_qmap_t *tbl = &h->osm->subn.port_guid_tbl;
@@ -391,6 +397,10 @@ static unsigned count_cas(struct oo_hops *h, unsigned *cas)
 		remote = port->p_physp->p_remote_physp;
 		if (!remote || !remote->p_node->sw)
 			continue;
+		if (oo_is_aggregation_node(port->p_node->print_desc)) {
+			h->aggregation_nodes++;
+			continue;
+		}
 		cas[sw_index(remote->p_node->sw)]++;
 		total++;
 	}
@@ -445,6 +455,10 @@ static int find_roots_by_hops(struct oo_hops *h)
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u root switches found "
 		"from the min-hop distances of %u end ports\n", h->num_roots,
 		cas_num);
+	if (h->aggregation_nodes)
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u SHARP aggregation "
+			"nodes left out of updn's root detection\n",
+			h->aggregation_nodes);
 	free(cas);
 	free(hist);
 	free(dist);
