@@ -157,6 +157,19 @@ int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
 int oo_cursor_slot(const uint8_t *cand, unsigned slots, unsigned *cursor);
 
 /*
+ * A base LID's detour when its slot dead is dead: the cursor's rule
+ * (oo_cursor_slot()) among the live slots farthest from dead around the
+ * ring of slots (within slots / 8 of the farthest), of those whose port
+ * carries at most one base LID more than the least loaded live one
+ * (load: base LIDs routed per slot so far).  The destinations next to
+ * this one in rank order take the slots next to dead, so a detour that
+ * lands far from them meets none of them in a shift round, and the base
+ * LIDs of the switch stay spread over its ports.
+ */
+int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
+		unsigned dead, unsigned *cursor);
+
+/*
  * Fill divisor[0..levels-1] from the number of up slots of each level.
  * Products that would overflow 2^32 saturate; a level without up slots
  * counts as one.

@@ -109,6 +109,38 @@ int oo_cursor_slot(const uint8_t *cand, unsigned slots, unsigned *cursor)
 	return -1;
 }
 
+static unsigned ring_distance(unsigned a, unsigned b, unsigned slots)
+{
+	unsigned d = a > b ? a - b : b - a;
+
+	return d < slots - d ? d : slots - d;
+}
+
+int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
+		unsigned dead, unsigned *cursor)
+{
+	unsigned j, s, far = 0, near;
+	uint32_t least = UINT32_MAX;
+
+	for (s = 0; s < slots; s++)
+		if (cand[s] != OO_SLOT_DEAD && load[s] < least)
+			least = load[s];
+	for (s = 0; s < slots; s++)
+		if (cand[s] != OO_SLOT_DEAD && load[s] <= least + 1 &&
+		    ring_distance(s, dead, slots) > far)
+			far = ring_distance(s, dead, slots);
+	near = far > slots / 8 ? far - slots / 8 : 0;
+	for (j = 0; j < slots; j++) {
+		s = (*cursor + j) % slots;
+		if (cand[s] != OO_SLOT_DEAD && load[s] <= least + 1 &&
+		    ring_distance(s, dead, slots) >= near) {
+			*cursor = s + 1;
+			return (int)s;
+		}
+	}
+	return -1;
+}
+
 void oo_level_divisors(const unsigned *up_slots, unsigned levels,
 		       uint64_t *divisor)
 {

@@ -38,7 +38,7 @@
 #include "osmoffset_glue.h"
 
 /* LIDs followed per cell before rounds are sampled (see oo_eval_shift). */
-#define OO_GUARD_BUDGET 2000000ULL
+#define OO_GUARD_BUDGET 1000000ULL
 #define OO_GUARD_SEEDS 4
 #define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1))
 

@@ -722,9 +722,22 @@ static int offset_collides(const struct oo_build *b,
 	return 0;
 }
 
+/* A base LID's detour (oo_far_slot()), weighing the base LIDs per port. */
+static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
+		      const struct oo_plan *pl, unsigned slot)
+{
+	uint32_t load[OO_PORTS];
+	unsigned s;
+
+	for (s = 0; s < si->slots && s < OO_PORTS; s++)
+		load[s] = pl->by_slot[s] == OO_NO_CAND ? 0 :
+		    b->offset_paths[pl->port[pl->by_slot[s]]];
+	return oo_far_slot(pl->by_slot, load, si->slots, slot, &b->detours);
+}
+
 /*
  * The up slot, or the live slot a detour takes; -1 if none is live.  Base
- * LIDs detour to the next live slot after the switch's detour cursor.  A
+ * LIDs detour to a live slot far from their own (oo_far_slot()).  A
  * further LID offset detours when its slot is dead or leads to a switch an
  * earlier LID of the destination already took and another switch is still
  * free.
@@ -739,7 +752,7 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 	if (!lid_offset) {
 		if (pl->by_slot[slot] != OO_NO_CAND)
 			return pl->by_slot[slot];
-		pick = oo_cursor_slot(pl->by_slot, si->slots, &b->detours);
+		pick = far_detour(b, si, pl, slot);
 		return pick < 0 ? -1 : pl->by_slot[pick];
 	}
 	if (pl->by_slot[slot] != OO_NO_CAND &&

@@ -1265,6 +1265,51 @@ START_TEST(rank_without_hosts_has_no_levels)
 }
 END_TEST
 
+START_TEST(far_slot_keeps_off_the_neighbours)
+{
+	/* 8 slots, slot 2 dead: the farthest live slots are 5, 6, 7 */
+	uint8_t cand[8] = { 0, 1, OO_SLOT_DEAD, 3, 4, 5, 6, 7 };
+	uint32_t load[8] = { 0 };
+	unsigned cursor = 0;
+
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 5);
+	ck_assert_uint_eq(cursor, 6);
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 6);
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 7);
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 5);
+	/*
+	 * slot 6 dead too: the farthest live slots (5, 7) are 3 away, so
+	 * those 2 away (0, 4) are candidates too; 1 and 3 never are
+	 */
+	cand[6] = OO_SLOT_DEAD;
+	cursor = 6;
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 7);
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 0);
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 4);
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 5);
+	/* a port two base LIDs above the least loaded is passed over */
+	load[0] = load[4] = load[5] = 2;
+	load[1] = load[3] = 1;
+	load[7] = 3;
+	cursor = 0;
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 0);
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), 4);
+	/* four slots, slot 1 dead: only slot 3 is farthest */
+	{
+		uint8_t four[4] = { 0, OO_SLOT_DEAD, 2, 3 };
+		uint32_t even[4] = { 0 };
+
+		cursor = 0;
+		ck_assert_int_eq(oo_far_slot(four, even, 4, 1, &cursor), 3);
+		even[3] = 2;
+		ck_assert_int_eq(oo_far_slot(four, even, 4, 1, &cursor), 0);
+	}
+	/* nothing live */
+	memset(cand, OO_SLOT_DEAD, sizeof(cand));
+	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), -1);
+}
+END_TEST
+
 static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
@@ -1295,6 +1340,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, detour_cursor_takes_the_next_live_slot);
+	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, two_level_spread_is_congestion_free);
 	suite_add_tcase(s, crd);
 
