@@ -768,7 +768,10 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
  * Parallel links down to one child: take the lane of the up slot the
  * destination takes at the child's level, so that flows that came up over
  * distinct links of a trunk go down over distinct links too.  Down to
- * several children: the digit of this level picks among them.
+ * several children (a director's line ASIC wired to every pod spine): the
+ * digit that picks among such children going up from the level below
+ * them, so that destinations of one leaf that differ there come down
+ * through different children, as they would go up.
  */
 static int pick_down_link(const struct oo_build *b,
 			  const struct oo_swinfo *si, const struct oo_plan *pl,
@@ -782,8 +785,8 @@ static int pick_down_link(const struct oo_build *b,
 
 		k = slot / t->level_parents[below] % pl->n;
 	} else
-		k = oo_coordinated_slot(rank, t->divisor[below], lid_offset,
-					pl->n);
+		k = oo_coordinated_slot(rank, t->divisor[below ? below - 1 : 0],
+					lid_offset, pl->n);
 	return pl->order[k];
 }
 
