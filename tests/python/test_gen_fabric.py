@@ -147,7 +147,8 @@ def consistent(nodes):
 def test_help():
     r = run("--help")
     assert "2level" in r.stdout and "kary" in r.stdout
-    for sub in ("2level", "kary", "seed-example", "info", "check"):
+    for sub in ("2level", "kary", "ft3", "cluster", "seed-example", "info",
+                "check"):
         assert run(sub, "--help").returncode == 0
 
 
