@@ -32,3 +32,8 @@ cd "$here"
 "$G" kary --k 4 --levels 3 --random-guids -o kary-4-3.net
 "$G" 2level --leaves 8 --spines 4 --hosts-per-leaf 4 --random-guids --remove-links 0.1 --seed 1 -o ft2-8x4-degraded.net
 "$G" kary --k 4 --levels 3 --random-guids --remove-switches 2:1,3:1 --seed 1 -o kary-4-3-degraded.net
+# real-fabric shapes (gen-fabric cluster)
+"$G" cluster --radix 40 --directors 2 --lines 4 --fabrics 2 --edges 10 --empty-edges 2 --hosts-per-edge 12 --uplinks 6 --core-hosts 4 --random-guids --link 4xHDR -o dir-2level-taper.net
+"$G" cluster --pods 2 --pod-spines 4 --edges 8 --hosts-per-edge 8 --uplinks 4 --directors 1 --lines 4 --fabrics 2 --sharp --random-guids --link 4xEDR -o dir-3level.net
+"$G" cluster --spines 8 --edges 8 --hosts-per-edge 16 --rails 4 --random-guids --link 4xEDR -o rails4.net
+"$G" cluster --radix 64 --spines 6 --edges 12 --hosts-per-edge 12 --uplinks 6 --double-links 0.25 --remove-links 0.05 --sharp --random-guids --link 4xHDR -o sharp-ft2.net

@@ -31,6 +31,12 @@ CURATED = {
     "kary-4-3.net": (64, 48, 128),
     "ft2-8x4-degraded.net": (32, 12, 29),
     "kary-4-3-degraded.net": (64, 46, 116),
+    # gen-fabric cluster: real-fabric shapes (hosts include management HCAs
+    # and SHARP aggregation nodes)
+    "dir-2level-taper.net": (124, 24, 232),
+    "dir-3level.net": (86, 22, 136),
+    "rails4.net": (128, 16, 128),
+    "sharp-ft2.net": (162, 18, 86),
 }
 
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm") and
@@ -51,24 +57,31 @@ def run(*args, cwd=None, check=True):
     return r
 
 
-def parse(text):
+def parse(text, speed="4xQDR"):
     """Own small reader: returns (order, nodes) with nodes[name] =
-    {type, nports, guid, ports: {p: (remote, rport)}}."""
+    {type, nports, guid, desc, ports: {p: (remote, rport)}}; desc is the
+    quoted node description of the header comment (None if absent)."""
     nodes, order, guid, cur = {}, [], {}, None
     for line in text.split("\n"):
         m = re.match(r"^(switchguid|caguid)=(0x[0-9a-f]+)$", line)
         if m:
             guid[m.group(1)] = int(m.group(2), 16)
             continue
-        m = re.match(r'^(Switch|Hca) (\d+) "([^"]+)"$', line)
+        m = re.match(r'^(Switch|Hca) (\d+) "([^"]+)"'
+                     r'(?:\t\t# "([^"]+)"(?: enhanced port 0 lid 0 lmc 0)?)?$',
+                     line)
         if m:
             t = "sw" if m.group(1) == "Switch" else "ca"
+            if m.group(4) is not None:     # the ibnetdiscover trailer
+                assert (t == "sw") == line.endswith(" lmc 0")
             cur = {"type": t, "nports": int(m.group(2)), "ports": {},
-                   "guid": guid.pop("switchguid" if t == "sw" else "caguid")}
+                   "guid": guid.pop("switchguid" if t == "sw" else "caguid"),
+                   "desc": m.group(4)}
             nodes[m.group(3)] = cur
             order.append(m.group(3))
             continue
-        m = re.match(r'^\[(\d+)\]\t"([^"]+)"\[(\d+)\]\t\t# lid 0 4xQDR$', line)
+        m = re.match(r'^\[(\d+)\]\t"([^"]+)"\[(\d+)\]\t\t# lid 0 %s$' % speed,
+                     line)
         if m:
             cur["ports"][int(m.group(1))] = (m.group(2), int(m.group(3)))
             continue
@@ -134,7 +147,8 @@ def consistent(nodes):
 def test_help():
     r = run("--help")
     assert "2level" in r.stdout and "kary" in r.stdout
-    for sub in ("2level", "kary", "seed-example", "info", "check"):
+    for sub in ("2level", "kary", "ft3", "cluster", "seed-example", "info",
+                "check"):
         assert run(sub, "--help").returncode == 0
 
 
@@ -353,7 +367,8 @@ def test_curated_file_is_what_its_command_generates(name, tmp_path):
     assert args[args.index("-o") + 1] == name
     run(*args, cwd=str(tmp_path))
     assert (tmp_path / name).read_text() == text
-    order, nodes = parse(text)
+    speed = args[args.index("--link") + 1] if "--link" in args else "4xQDR"
+    order, nodes = parse(text, speed)
     hosts, sws, links = CURATED[name]
     assert order[0] == "h0000"
     assert sum(1 for n in nodes.values() if n["type"] == "ca") == hosts
@@ -536,3 +551,233 @@ def test_ft3_small_routes_with_stock_opensm(tmp_path):
     assert [r["ca_ports"] for r in res] == [16, 16, 54, 54]
     assert [r["updn_roots_used"] for r in res] == [4, 4, 9, 9]
     assert all(r["routing_used"] == "updn" for r in res)
+
+
+# ------------------------------------------------------- cluster shapes
+
+SHARP = "Mellanox Technologies Aggregation Node"
+
+
+def curated(name):
+    with open(os.path.join(TOPO, name)) as fh:
+        text = fh.read()
+    args = shlex.split(re.search(r"^# command: gen-fabric (.*)$", text,
+                                 re.M).group(1))
+    speed = args[args.index("--link") + 1] if "--link" in args else "4xQDR"
+    return text, parse(text, speed)
+
+
+def neighbours(nodes, name, kind=None):
+    """{port: remote name} of a node, optionally only remotes of a type."""
+    return {p: r for p, (r, _) in nodes[name]["ports"].items()
+            if kind is None or nodes[r]["type"] == kind}
+
+
+def test_cluster_directors_taper_empty_edges_core_hosts():
+    text, (order, nodes) = curated("dir-2level-taper.net")
+    consistent(nodes)
+    edges = sorted(n for n in nodes if n.startswith("edge-"))
+    lines = sorted(n for n in nodes if re.fullmatch(r"dir\d-L\d\d", n))
+    fabs = sorted(n for n in nodes if re.fullmatch(r"dir\d-S\d\d", n))
+    assert (len(edges), len(lines), len(fabs)) == (12, 8, 4)
+    assert all(nodes[s]["nports"] == 40 for s in edges + lines + fabs)
+    # real director naming: every ASIC its own switch
+    assert nodes["dir1-L03"]["desc"] == "MF0;dir1:CS8500/L03/U1"
+    assert nodes["dir2-S02"]["desc"] == "MF0;dir2:CS8500/S02/U1"
+    assert nodes["edge-004"]["desc"] == "MF0;edge004:MQM8700/U1"
+    # line ASIC: ports 21..40 to the fabric ASICs of its chassis, 10 each;
+    # fabric ASICs: all 40 ports to the 4 lines of their chassis
+    for l in lines:
+        d = l[:4]
+        up = neighbours(nodes, l)
+        assert sorted(p for p in up if p > 20) == list(range(21, 41))
+        assert collections.Counter(up[p] for p in range(21, 41)) == \
+            {d + "-S01": 10, d + "-S02": 10}
+        assert all(up[p].startswith("edge-") or
+                   nodes[up[p]]["desc"].startswith("mgmt")
+                   for p in up if p <= 20)
+    for s in fabs:
+        assert collections.Counter(neighbours(nodes, s).values()) == \
+            {"%s-L%02d" % (s[:4], i): 10 for i in range(1, 5)}
+    # 10 host edges of 12 HCAs on ports 1..12, then 2 empty edges; 6
+    # uplinks on ports 13..18 (2:1 taper) to 6 distinct line ASICs of 8,
+    # both chassis
+    subsets = set()
+    for i, e in enumerate(edges):
+        cas = neighbours(nodes, e, "ca")
+        assert sorted(cas) == (list(range(1, 13)) if i < 10 else [])
+        up = neighbours(nodes, e, "sw")
+        assert sorted(up) == list(range(13, 19))
+        assert len(set(up.values())) == 6
+        assert {r[:4] for r in up.values()} == {"dir1", "dir2"}
+        subsets.add(frozenset(up.values()))
+    assert len(subsets) > 1
+    hosts = [n for n in order if nodes[n]["type"] == "ca"]
+    assert nodes["h0000"]["desc"] == "node000 HCA-1" and order[0] == "h0000"
+    assert [nodes[h]["desc"] for h in hosts[:13]] == \
+        ["node%03d HCA-1" % i for i in range(12)] + ["node012 HCA-1"]
+    assert neighbours(nodes, "h0013") == {1: "edge-001"}
+    # 4 management HCAs, each on a line ASIC, in turn over both chassis
+    mgmt = {nodes[h]["desc"]: neighbours(nodes, h)[1] for h in hosts
+            if nodes[h]["desc"].startswith("mgmt")}
+    assert mgmt == {"mgmt01 HCA-1": "dir1-L01", "mgmt02 HCA-1": "dir2-L01",
+                    "mgmt03 HCA-1": "dir1-L02", "mgmt04 HCA-1": "dir2-L02"}
+    roots = re.findall(r"^# updn-root 0x[0-9a-f]{16} (\S+)$", text, re.M)
+    assert roots == fabs
+    assert "(taper 12:6)" in text
+
+
+def test_cluster_pods_three_tiers_with_sharp():
+    text, (order, nodes) = curated("dir-3level.net")
+    consistent(nodes)
+    edges = sorted(n for n in nodes if n.startswith("edge-"))
+    pspines = sorted(n for n in nodes if n.startswith("pspine-"))
+    lines = sorted(n for n in nodes if n.startswith("dir1-L"))
+    assert (len(edges), len(pspines), len(lines)) == (8, 8, 4)
+    for i, e in enumerate(edges):
+        pod = i // 4
+        up = neighbours(nodes, e, "sw")
+        # 8 hosts, 4 uplinks: one to each pod spine of its own pod
+        assert sorted(neighbours(nodes, e, "ca")) == list(range(1, 9)) + [37]
+        assert sorted(up.values()) == ["pspine-%d-%02d" % (pod, j)
+                                       for j in range(4)]
+    for ps in pspines:
+        nb = neighbours(nodes, ps, "sw")
+        down = sorted(r for p, r in nb.items() if p <= 18)
+        up = sorted(r for p, r in nb.items() if p > 18)
+        assert all(r.startswith("edge-") for r in down) and len(down) == 4
+        assert up == lines         # 1:1, one cable to each line ASIC
+    assert nodes["pspine-1-02"]["desc"] == "MF0;pod2-spine03:MSB7800/U1"
+
+
+def test_cluster_rails_in_one_fabric():
+    text, (order, nodes) = curated("rails4.net")
+    consistent(nodes)
+    by_node = collections.defaultdict(dict)
+    for n in order:
+        if nodes[n]["type"] == "ca":
+            m = re.fullmatch(r"node(\d{3}) HCA-(\d)", nodes[n]["desc"])
+            by_node[int(m.group(1))][int(m.group(2))] = \
+                neighbours(nodes, n)[1]
+    assert sorted(by_node) == list(range(32))
+    for node, hcas in by_node.items():
+        assert sorted(hcas) == [1, 2, 3, 4]
+        # HCA-r on edge r-1 of the node's scalable unit of 4 edges
+        assert hcas == {r: "edge-%03d" % (node // 16 * 4 + r - 1)
+                        for r in range(1, 5)}
+    for e in (n for n in nodes if n.startswith("edge-")):
+        rails = {nodes[h]["desc"][-1] for h in
+                 neighbours(nodes, e, "ca").values()}
+        assert rails == {str(int(e[-3:]) % 4 + 1)}
+        # 16 uplinks (default 1:1): two to each of the 8 spines
+        assert collections.Counter(neighbours(nodes, e, "sw").values()) == \
+            {"spine-%02d" % s: 2 for s in range(8)}
+
+
+def test_cluster_only_rail_is_a_separate_tree():
+    order, nodes = gen("cluster", "--spines", "2", "--edges", "8",
+                       "--hosts-per-edge", "4", "--rails", "4",
+                       "--only-rail", "2")
+    consistent(nodes)
+    hosts = [n for n in order if nodes[n]["type"] == "ca"]
+    assert [nodes[h]["desc"] for h in hosts] == \
+        ["node%03d HCA-3" % i for i in range(8)]
+    assert sorted(n for n in nodes if nodes[n]["type"] == "sw") == \
+        ["edge-000", "edge-001", "spine-00", "spine-01"]
+
+
+def test_sharp_node_on_every_switch_and_cable_changes():
+    text, (order, nodes) = curated("sharp-ft2.net")
+    consistent(nodes)
+    sws = [n for n in nodes if nodes[n]["type"] == "sw"]
+    assert len(sws) == 18
+    for s in sws:
+        assert nodes[s]["nports"] == 65
+        an = neighbours(nodes, s, "ca")[65]
+        assert an == "an-" + s and nodes[an]["desc"] == SHARP
+        assert [r for p, r in neighbours(nodes, s, "ca").items()
+                if nodes[r]["desc"] == SHARP] == [an]
+    assert sum(1 for n in nodes.values() if n["desc"] == SHARP) == 18
+    # cables = one per edge-spine pair (6 uplinks over 6 spines), plus
+    # the logged doubled ones, minus the logged removed ones
+    want = collections.Counter({("edge-%03d" % e, "spine-%02d" % s): 1
+                                for e in range(12) for s in range(6)})
+    doubled = re.findall(r"^# doubled link (\S+)\[\d+\] - (\S+)\[\d+\]: "
+                         r"added \S+\[(\d+)\] - \S+\[(\d+)\]$", text, re.M)
+    removed = re.findall(r"^# removed link (\S+)\[\d+\] - (\S+)\[\d+\]$",
+                         text, re.M)
+    assert (len(doubled), len(removed)) == (18, 4)   # 0.25 x 72, 0.05 x 90
+    for a, b, _, _ in doubled:
+        want[(a, b)] += 1
+    for a, b in removed:
+        want[(a, b)] -= 1
+    have = collections.Counter(
+        (e, r) for e in nodes if e.startswith("edge-")
+        for r in neighbours(nodes, e, "sw").values())
+    assert have == +want
+    assert sum(have.values()) == 72 + 18 - 4
+
+
+def test_sharp_keeps_the_other_guids():
+    args = ["cluster", "--spines", "2", "--edges", "4", "--hosts-per-edge",
+            "4", "--uplinks", "2", "--random-guids", "--seed", "5"]
+    _, plain = gen(*args)
+    _, sharp = gen(*args, "--sharp")
+    assert {n: plain[n]["guid"] for n in plain} == \
+        {n: sharp[n]["guid"] for n in plain}
+    assert len({n["guid"] for n in sharp.values()}) == len(sharp) == \
+        len(plain) + 6
+
+
+@pytest.mark.parametrize("radix,speed", [("40", "4xHDR"), ("64", "4xHDR")])
+def test_cluster_hdr_ndr_radix(radix, speed):
+    r = run("cluster", "--radix", radix, "--spines", "2", "--edges", "2",
+            "--hosts-per-edge", str(int(radix) // 2), "--link", speed,
+            "--sharp")
+    order, nodes = parse(r.stdout, speed)
+    consistent(nodes)
+    model = {"40": "MQM8700", "64": "MQM9700"}[radix]
+    for s in ("edge-000", "spine-01"):
+        assert nodes[s]["nports"] == int(radix) + 1
+        assert model in nodes[s]["desc"]
+    # an edge: radix/2 hosts, radix/2 uplinks, SHARP on port radix + 1
+    assert sorted(nodes["edge-000"]["ports"]) == list(range(1, int(radix) + 2))
+
+
+def test_double_links_on_2level():
+    out = run("2level", "--leaves", "4", "--spines", "2", "--hosts-per-leaf",
+              "4", "--double-links", "0.5", "--seed", "2").stdout
+    order, nodes = parse(out)
+    consistent(nodes)
+    assert isl(nodes) == 12
+    assert len(re.findall(r"^# doubled link ", out, re.M)) == 4
+    pairs = collections.Counter((l, r) for l in nodes if l.startswith("leaf")
+                                for r in neighbours(nodes, l, "sw").values())
+    assert sorted(pairs.values()) == [1] * 4 + [2] * 4
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--edges", "2", "--hosts-per-edge", "4"], "give exactly one core"),
+    (["--edges", "2", "--hosts-per-edge", "30", "--spines", "2",
+      "--uplinks", "8"], "an edge needs 38 ports"),
+    (["--edges", "4", "--hosts-per-edge", "4", "--spines", "8",
+      "--uplinks", "2"], "not up/down routable"),
+    (["--edges", "6", "--hosts-per-edge", "4", "--spines", "2",
+      "--rails", "4"], "multiple of --rails 4"),
+    (["--edges", "2", "--hosts-per-edge", "4", "--directors", "1",
+      "--lines", "8", "--fabrics", "1"], "raise --fabrics"),
+    (["--edges", "2", "--hosts-per-edge", "4", "--directors", "1",
+      "--lines", "2"], "--fabrics must be >= 1"),
+    (["--edges", "2", "--hosts-per-edge", "18", "--spines", "1",
+      "--double-links", "1"], "could double only 0 of the 36"),
+    (["--edges", "2", "--hosts-per-edge", "2", "--spines", "2", "--rails",
+      "2", "--only-rail", "2"], "--only-rail must be in 0..1"),
+    (["--edges", "36", "--hosts-per-edge", "2", "--spines", "1",
+      "--uplinks", "2"], "no free port left"),
+])
+def test_cluster_bad_requests_exit_2(args, msg):
+    r = run("cluster", *args, check=False)
+    assert r.returncode == 2, r.stderr
+    assert msg in r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stdout == ""
