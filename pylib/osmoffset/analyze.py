@@ -34,6 +34,11 @@ _KIND_TEXT = {
 }
 
 
+def is_aggregation_node(desc):
+    """A SHARP aggregation node: a CA on a switch ASIC that runs no job."""
+    return "aggregation node" in (desc or "").lower()
+
+
 def natural_key(text):
     return [(0, int(t), "") if t.isdigit() else (1, 0, t)
             for t in re.split(r"(\d+)", text) if t != ""]
@@ -152,7 +157,7 @@ class Analysis:
                                   "not linked to a switch; ignored")
                 continue
             hosts.append(Host(n.guid, n.desc, sidx[r[0]], r[1], n))
-        hosts.sort(key=lambda h: (h.leaf, h.leaf_port))
+        hosts.sort(key=self._host_order(hosts))
         # LIDs
         lid_owner = {}
         for lid, (g, kind, _d) in lfts.lid_info.items():
@@ -268,10 +273,33 @@ class Analysis:
         self.link = np.where(has, rows * W + safe, -1)
 
     # ------------------------------------------------------------------
+    @staticmethod
+    def _host_order(hosts):
+        """Sort key of the topology order, the plugin's routing order: hosts
+        grouped by their leaf switch, leaves in the order of the first host
+        name behind them, hosts by port; SHARP aggregation nodes last."""
+        first = {}
+        for h in hosts:
+            if is_aggregation_node(h.desc):
+                continue
+            k = natural_key(h.desc)
+            if h.leaf not in first or k < first[h.leaf]:
+                first[h.leaf] = k
+        return lambda h: (is_aggregation_node(h.desc),
+                          first.get(h.leaf, natural_key(h.desc)), h.leaf,
+                          h.leaf_port)
+
     def _ranks(self, hostfile):
         if not hostfile:
-            self.ranks = np.arange(self.N)
+            ranks = [h.idx for h in self.hosts
+                     if not is_aggregation_node(h.desc)]
+            if len(ranks) < 2:
+                ranks = [h.idx for h in self.hosts]
+            self.ranks = np.array(ranks, dtype=np.int64)
             self.rank_source = "topology order"
+            if len(ranks) < self.N:
+                self.rank_source += (" (%d SHARP aggregation nodes left "
+                                     "out)" % (self.N - len(ranks)))
             return
         try:
             with open(hostfile, encoding="utf-8", errors="replace") as f:

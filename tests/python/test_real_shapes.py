@@ -65,24 +65,6 @@ UNREACHABLE_NOW = {
     "432 at LMC 2)",
 }
 
-# shift-alltoall efficiency, topology order: (stock updn, offsetting)
-WORSE_NOW = {
-    ("dir-2level-taper", 0, "base"): (0.2500, 0.2435),
-    ("dir-2level-taper", 2, "base"): (0.2500, 0.2435),
-    ("dir-2level-taper", 2, "spread"): (0.3781, 0.3760),
-    ("sharp-ft2", 0, "base"): (0.2490, 0.2230),
-    ("sharp-ft2", 2, "base"): (0.2490, 0.2230),
-}
-
-# SHARP fabrics on which updn, left to find its own roots, must still
-# route as updn (not fall back to minhop)
-NO_ROOTS_FALLBACK_NOW = {
-    "dir-3level": "with its SHARP nodes no switch qualifies as an updn "
-    "root: OpenSM's updn gives up and falls back to minhop, with the plugin "
-    "as without",
-}
-
-
 def xfail(reason):
     return pytest.mark.xfail(strict=True, reason=reason)
 
@@ -165,23 +147,10 @@ def test_no_credit_loop(sim_cache, fab, lmc, mode):
     assert not res["credit_loop"], res["credit_cycle"]
 
 
-def _eff_params():
-    out = []
-    for f in FABRICS:
-        for lmc, traffic in TRAFFIC:
-            key = (fabric_id(f), lmc, traffic)
-            marks = []
-            if key in WORSE_NOW:
-                s, o = WORSE_NOW[key]
-                marks = [xfail("the current plugin is below stock updn: "
-                               "%s efficiency %.4f against %.4f"
-                               % (traffic, o, s))]
-            out.append(pytest.param(f, lmc, traffic, marks=marks,
-                                    id="%s-lmc%d-%s" % key))
-    return out
-
-
-@pytest.mark.parametrize("fab,lmc,traffic", _eff_params())
+@pytest.mark.parametrize("fab,lmc,traffic", [
+    pytest.param(f, lmc, traffic,
+                 id="%s-lmc%d-%s" % (fabric_id(f), lmc, traffic))
+    for f in FABRICS for lmc, traffic in TRAFFIC])
 def test_shift_efficiency_not_below_stock(sim_cache, fab, lmc, traffic):
     on = analysis(sim_cache, fab, lmc, "on")["shift"][traffic]["efficiency"]
     stock = analysis(sim_cache, fab, lmc,
@@ -190,15 +159,15 @@ def test_shift_efficiency_not_below_stock(sim_cache, fab, lmc, traffic):
         on, stock)
 
 
-@pytest.mark.parametrize("fab", [
-    pytest.param(f, marks=[xfail(NO_ROOTS_FALLBACK_NOW[fabric_id(f)])]
-                 if fabric_id(f) in NO_ROOTS_FALLBACK_NOW else [],
-                 id=fabric_id(f))
-    for f in FABRICS if fabric_id(f) in ("dir-3level", "sharp-ft2")])
+@pytest.mark.parametrize("fab", [f for f in FABRICS
+                                 if fabric_id(f) in ("dir-3level",
+                                                     "sharp-ft2")],
+                         ids=fabric_id)
 def test_sharp_fabric_routes_as_updn_without_root_list(fab, tmp_path):
     """Left to find its roots itself, updn with the plugin must route the
     SHARP fabrics as updn (the aggregation nodes are CAs on every switch,
-    which throws OpenSM's root guess off)."""
+    which throws OpenSM's root guess off: on dir-3level stock updn finds
+    no root and OpenSM falls back to minhop; the plugin leaves them out)."""
     need_mode("on")
     out = tmp_path / "run"
     proc = run_osm_sim(["--net", fabric_path(fab), "--out", str(out),
