@@ -30,7 +30,9 @@ Options passed to every run (SMPI_CFG): no crosstraffic (InfiniBand's
 link-level acks do not share data bandwidth), weight-S 0 (no TCP-like
 penalty for long routes), bandwidth and latency factors 1 (no calibration
 to some other network), computation not simulated (only the network
-counts, and results are deterministic).
+counts, and results are deterministic), and 256 MiB blocks for
+SMPI_SHARED_MALLOC (with the default 1 MiB blocks, 216 ranks x 2 buffers
+of 216 MiB need more memory mappings than Linux's vm.max_map_count).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ BENCH_HEADER = ["pattern", "ranks", "bytes", "iterations", "min_us",
 
 SMPI_CFG = ["network/crosstraffic:0", "network/weight-S:0",
             "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
-            "smpi/simulate-computation:no"]
+            "smpi/simulate-computation:no",
+            "smpi/shared-malloc-blocksize:268435456"]
 
 
 class SimError(Exception):
@@ -204,8 +207,9 @@ def run_smpirun(bench: str, platform: str, hostfile: str, nranks: int,
     out_csv = os.path.join(workdir, "bench.csv")
     if os.path.exists(out_csv):
         os.unlink(out_csv)
-    cfg = ["smpi/tmpdir:" + tmpdir, "smpi/alltoall:" + alltoall] + \
-        list(SMPI_CFG) + list(extra_cfg)
+    # smpirun 3.32 appends its own --cfg=smpi/tmpdir (from $TMPDIR) after
+    # ours, and its -tmpdir option does not work: set TMPDIR.
+    cfg = ["smpi/alltoall:" + alltoall] + list(SMPI_CFG) + list(extra_cfg)
     cmd = [smpirun, "-np", str(nranks), "-platform", platform,
            "-hostfile", hostfile] + ["--cfg=" + c for c in cfg] + \
         ["--log=root.thres:warning", bench, "--sizes",
@@ -216,9 +220,11 @@ def run_smpirun(bench: str, platform: str, hostfile: str, nranks: int,
     t0 = time.time()
     with open(log, "w") as lf:
         try:
+            env = dict(os.environ, TMPDIR=tmpdir)
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                     stdout=lf, stderr=subprocess.STDOUT,
-                                    cwd=workdir, start_new_session=True)
+                                    cwd=workdir, env=env,
+                                    start_new_session=True)
         except OSError as e:
             raise SimError("%s: %s (install libsimgrid-dev)"
                            % (smpirun, e.strerror)) from None
