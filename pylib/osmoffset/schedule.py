@@ -98,3 +98,11 @@ def round_model(routes: Routes, order: List[Host], offset: int = 0,
             "worst_flows": int(max(flows)),
             "efficiency": float(np.mean(eff)),
             "contention": spb / ((R - 1) * host_inv)}
+
+
+def lid_offset_times(routes: Routes, order: List[Host],
+                     schedule: str = "ring"):
+    """seconds_per_byte of round_model for every LID offset 0 .. 2^LMC-1:
+    the alltoall of an MPI that sends all its traffic to base + k."""
+    return [round_model(routes, order, k, schedule)["seconds_per_byte"]
+            for k in range(1 << routes.lmc)]
