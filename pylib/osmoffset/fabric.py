@@ -61,6 +61,9 @@ class Topology:
     lids:  base LID -> guid
     lmc:   LMC when the input says (ibnetdiscover), else None
     down:  set of (guid, port) whose link is present but not active
+    rates: (guid, port) -> data rate of the link in Gbit/s, where the input
+           says (subnet.lst PHY=/SPD=, ibnetdiscover and net-file trailers
+           such as 4xQDR); both ends of a link get it
     """
 
     def __init__(self):
@@ -69,6 +72,7 @@ class Topology:
         self.lids: Dict[int, int] = {}
         self.lmc: Optional[int] = None
         self.down: set = set()
+        self.rates: Dict[Tuple[int, int], float] = {}
         self.path: str = ""
         self.fmt: str = ""
 
@@ -126,6 +130,24 @@ _SUBNET_SIDE = re.compile(
     r"Rev:[0-9A-Fa-f]+\s+\{(.*?)\}\s+LID:([0-9A-Fa-f]+)\s+"
     r"PN:([0-9A-Fa-f]+)\s*\}")
 _SUBNET_STATE = re.compile(r"LOG=(\w+)")
+_SUBNET_RATE = re.compile(r"PHY=(\d+)x\b.*?SPD=([\d.]+)")
+_NET_RATE = re.compile(r"\b(\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
+# data rate of one lane in Gbit/s (after line encoding), by the signalling
+# rate opensm prints (SPD=) and by the name ibnetdiscover prints
+_LANE_GBPS = {"2.5": 2.0, "5": 4.0, "10": 8.0, "14": 13.64, "25": 25.0,
+              "50": 50.0, "100": 100.0, "200": 200.0,
+              "SDR": 2.0, "DDR": 4.0, "QDR": 8.0, "FDR10": 10.0,
+              "FDR": 13.64, "EDR": 25.0, "HDR": 50.0, "NDR": 100.0,
+              "XDR": 200.0}
+
+
+def _lane_rate(text):
+    if text in _LANE_GBPS:
+        return _LANE_GBPS[text]
+    try:
+        return _LANE_GBPS.get("%g" % float(text))
+    except ValueError:
+        return None
 
 
 def _read_lines(path):
@@ -201,10 +223,15 @@ def _parse_subnet_lst(lines, path) -> Topology:
             ends.append((key, pn))
         a, b = ends
         topo._add_link(a, b, err)
-        st = _SUBNET_STATE.search(s[sides[1].end():])
+        tail = s[sides[1].end():]
+        st = _SUBNET_STATE.search(tail)
         if st and st.group(1) != "ACT":
             topo.down.add(a)
             topo.down.add(b)
+        rt = _SUBNET_RATE.search(tail)
+        lane = _lane_rate(rt.group(2)) if rt else None
+        if lane:
+            topo.rates[a] = topo.rates[b] = int(rt.group(1)) * lane
     if not topo.nodes:
         raise InputError(path, len(lines), "no link records found")
     _finish_lids(topo, path)
@@ -289,6 +316,9 @@ def _parse_netfile(lines, path) -> Topology:
                                      " listed twice")
                 info = {"remote": rid, "rport": int(rp) if rp else 1,
                         "line": i, "pguid": int(lguid, 16) if lguid else None}
+                mr = _NET_RATE.search(rest)
+                if mr:
+                    info["rate"] = int(mr.group(1)) * _LANE_GBPS[mr.group(2)]
                 if node["kind"] != "SW":
                     c = rest.split("#", 1)[1] if "#" in rest else ""
                     ml = re.match(r"\s*lid (\d+)(?:\s+lmc (\d+))?", c)
@@ -421,6 +451,9 @@ def _parse_netfile(lines, path) -> Topology:
             def err(msg, ln=info["line"]):
                 raise InputError(path, ln, msg)
             topo._add_link(a, b, err)
+            if info.get("rate"):
+                topo.rates.setdefault(a, info["rate"])
+                topo.rates.setdefault(b, info["rate"])
     topo.lmc = max(lmcs) if lmcs else None
     _finish_lids(topo, path)
     return topo

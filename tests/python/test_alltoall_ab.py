@@ -475,11 +475,21 @@ def test_predict_kary_offsetting_helps():
     for r in res["rows"]:
         assert set(r) == {"engine", "lmc", "port_offsetting",
                           "base_efficiency", "spread_efficiency",
+                          "base_round_load", "spread_round_load",
                           "predicted_slowdown_base",
-                          "predicted_slowdown_spread"}
+                          "predicted_slowdown_spread",
+                          "predicted_slowdown_rounds_base",
+                          "predicted_slowdown_rounds_spread"}
         assert r["predicted_slowdown_base"] == pytest.approx(
             (base["base_efficiency"] / r["base_efficiency"] - 1) * 100,
             abs=0.006)
+    # per-round model: stock updn puts 204 flows' worth of worst links on
+    # the 63 rounds (mean 3.238), osmoffset one flow per link and round
+    assert base["base_round_load"] == pytest.approx(204 / 63)
+    for lmc in (0, 1, 2):
+        assert rows[("updn", lmc, "on")]["base_round_load"] == 1.0
+        assert rows[("updn", lmc, "on")]["predicted_slowdown_rounds_base"] \
+            == pytest.approx((63 / 204 - 1) * 100, abs=0.006)
     for lmc in (1, 2):
         on, off = rows[("updn", lmc, "on")], rows[("updn", lmc, "off")]
         assert on["predicted_slowdown_base"] < off["predicted_slowdown_base"]
