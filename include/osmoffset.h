@@ -298,13 +298,16 @@ void oo_eval_work_free(struct oo_eval_work *wk);
 
 /*
  * Score a shift alltoall among the n hosts of order (host indices), with
- * base-LID traffic (spread 0) or traffic striped over all LIDs of a port
- * (spread 1).  Rounds are all looked at while n * (n - 1) LIDs (base: one
- * per flow, spread: 2^LMC) fit in budget, else evenly spaced ones.  A flow
- * whose LID meets a dead end, a missing entry or a loop is lost.
+ * the traffic of one LID offset (traffic = 0 for base LIDs, k for base +
+ * k, as an MPI that picks one path per offset sends it) or striped over
+ * all LIDs of a port (traffic = OO_EVAL_SPREAD).  Rounds are all looked at
+ * while n * (n - 1) LIDs (one per flow, spread: 2^LMC) fit in budget,
+ * else evenly spaced ones.  A flow whose LID meets a dead end, a missing
+ * entry or a loop is lost.
  */
+#define OO_EVAL_SPREAD (-1)
 void oo_eval_shift(const struct oo_eval_net *net, const uint32_t *order,
-		   unsigned n, int spread, uint64_t budget,
+		   unsigned n, int traffic, uint64_t budget,
 		   struct oo_eval_work *wk, struct oo_eval_score *score);
 
 /*

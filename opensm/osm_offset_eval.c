@@ -51,13 +51,13 @@ static int walk_lid(const struct oo_eval_net *net, uint32_t from,
 }
 
 /*
- * One round: every rank sends to the rank k places on.  Base traffic
- * weighs lids units on the base LID, spread traffic one unit on each LID.
- * Returns the round's efficiency; lost flows are counted.
+ * One round: every rank sends to the rank k places on.  Traffic to one
+ * LID offset weighs lids units on that LID, spread traffic one unit on
+ * each LID.  Returns the round's efficiency; lost flows are counted.
  */
 static double shift_round(const struct oo_eval_net *net,
 			  const uint32_t *order, unsigned n, unsigned k,
-			  int spread, struct oo_eval_work *wk, uint64_t *lost)
+			  int traffic, struct oo_eval_work *wk, uint64_t *lost)
 {
 	unsigned lids = net->lids_per_port, i, o, t;
 
@@ -70,8 +70,9 @@ static double shift_round(const struct oo_eval_net *net,
 
 		if (net->host_sw[from] == net->host_sw[to])
 			continue;
-		if (!spread) {
-			if (walk_lid(net, from, to, base, lids, wk))
+		if (traffic != OO_EVAL_SPREAD) {
+			if (walk_lid(net, from, to, base + (unsigned)traffic,
+				     lids, wk))
 				(*lost)++;
 			continue;
 		}
@@ -91,10 +92,11 @@ static double shift_round(const struct oo_eval_net *net,
  * the budget, else evenly spaced ones, so that the cost stays bounded on
  * big fabrics (both sets of tables see the same rounds).
  */
-static unsigned round_step(unsigned n, unsigned lids, int spread,
+static unsigned round_step(unsigned n, unsigned lids, int traffic,
 			   uint64_t budget)
 {
-	uint64_t per_round = (uint64_t)n * (spread ? lids : 1);
+	uint64_t per_round = (uint64_t)n *
+	    (traffic == OO_EVAL_SPREAD ? lids : 1);
 	uint64_t rounds = budget / (per_round ? per_round : 1);
 
 	if (!rounds)
@@ -105,7 +107,7 @@ static unsigned round_step(unsigned n, unsigned lids, int spread,
 }
 
 void oo_eval_shift(const struct oo_eval_net *net, const uint32_t *order,
-		   unsigned n, int spread, uint64_t budget,
+		   unsigned n, int traffic, uint64_t budget,
 		   struct oo_eval_work *wk, struct oo_eval_score *score)
 {
 	unsigned k, step, rounds = 0;
@@ -116,9 +118,10 @@ void oo_eval_shift(const struct oo_eval_net *net, const uint32_t *order,
 	score->rounds = 0;
 	if (n < 2)
 		return;
-	step = round_step(n, net->lids_per_port, spread, budget);
+	step = round_step(n, net->lids_per_port, traffic, budget);
 	for (k = 1; k < n; k += step, rounds++)
-		sum += shift_round(net, order, n, k, spread, wk, &score->lost);
+		sum += shift_round(net, order, n, k, traffic, wk,
+				   &score->lost);
 	score->eff = sum / rounds;
 	score->rounds = rounds;
 }

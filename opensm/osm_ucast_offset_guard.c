@@ -40,7 +40,7 @@
 /* LIDs followed per cell before rounds are sampled (see oo_eval_shift). */
 #define OO_GUARD_BUDGET 1000000ULL
 #define OO_GUARD_SEEDS 4
-#define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1))
+#define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1) + 127)
 
 /*
  * One score: a rank order (or, for random orders, the mean over several
@@ -51,7 +51,7 @@ struct oo_cell {
 	const uint32_t *order[OO_GUARD_SEEDS];
 	unsigned num_orders;
 	unsigned n;
-	int spread;
+	int traffic;		/* LID offset, or OO_EVAL_SPREAD */
 };
 
 struct oo_guard {
@@ -72,6 +72,7 @@ struct oo_guard {
 	uint32_t *random_order[OO_GUARD_SEEDS];
 	struct oo_cell cell[OO_GUARD_MAX_CELLS];
 	unsigned num_cells;
+	unsigned first_offset_cell;	/* cells of one LID offset each */
 	uint32_t *prof_before;	/* port profiles before any LFT stage */
 	uint32_t *prof_ours;
 	uint32_t *prof_stock;
@@ -289,7 +290,27 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 		memcpy(c->order, order, sizeof(*order) * num_orders);
 		c->num_orders = num_orders;
 		c->n = n;
-		c->spread = spread;
+		c->traffic = spread ? OO_EVAL_SPREAD : 0;
+	}
+}
+
+/*
+ * Leaf order with the traffic of each further LID offset alone (what an
+ * MPI that takes one path per offset sends over base + k): the last cells.
+ */
+static void add_offset_cells(struct oo_guard *g)
+{
+	unsigned k;
+
+	g->first_offset_cell = g->num_cells;
+	for (k = 1; k < g->net.lids_per_port; k++) {
+		struct oo_cell *c = &g->cell[g->num_cells++];
+
+		snprintf(c->name, sizeof(c->name), "leaf order base+%u", k);
+		c->order[0] = g->leaf_order;
+		c->num_orders = 1;
+		c->n = g->num_hosts;
+		c->traffic = (int)k;
 	}
 }
 
@@ -311,6 +332,7 @@ static void make_cells(struct oo_guard *g)
 			 (q + 1) * n / 2 - q * n / 2);
 	}
 	add_cell(g, "random orders", 0, g->random_order, OO_GUARD_SEEDS, n);
+	add_offset_cells(g);
 }
 
 static int prepare_guard(struct oo_guard *g)
@@ -338,7 +360,7 @@ static void score_cell(struct oo_guard *g, const struct oo_cell *c,
 
 	memset(score, 0, sizeof(*score));
 	for (i = 0; i < c->num_orders; i++) {
-		oo_eval_shift(&g->net, c->order[i], c->n, c->spread,
+		oo_eval_shift(&g->net, c->order[i], c->n, c->traffic,
 			      OO_GUARD_BUDGET, &g->work, &one);
 		score->eff += one.eff / c->num_orders;
 		score->lost += one.lost;
@@ -459,8 +481,13 @@ static unsigned mark_losing_blocks(const struct oo_guard *g,
 	return lost;
 }
 
-/* Ours, with the marked entries from stock. */
-static void mix_lfts(const struct oo_guard *g, const uint8_t *mark)
+/*
+ * Ours, with the marked entries from stock: those toward the switches
+ * marked in each switch's row of mark, and every entry of a LID offset
+ * marked in offset.
+ */
+static void mix_lfts(const struct oo_guard *g, const uint8_t *mark,
+		     const uint8_t *offset)
 {
 	unsigned lids = g->net.lids_per_port, h, o, s;
 
@@ -469,11 +496,11 @@ static void mix_lfts(const struct oo_guard *g, const uint8_t *mark)
 		const uint8_t *row = mark + (size_t)s * g->num_sw;
 
 		for (h = 0; h < g->num_hosts; h++) {
-			if (!row[g->host_sw[h]])
-				continue;
 			for (o = 0; o < lids; o++) {
 				unsigned lid = g->host_lid[h] + o;
 
+				if (!row[g->host_sw[h]] && !offset[o])
+					continue;
 				if (lid < g->lft_len[s])
 					g->sw[s]->new_lft[lid] =
 					    g->stock_row[s][lid];
@@ -541,10 +568,29 @@ static int index_stock(struct oo_guard *g, struct oo_eval_net *net)
 }
 
 /*
+ * The LID offsets whose own cells ours lose: all their entries go stock.
+ * Returns how many.
+ */
+static unsigned mark_losing_offsets(const struct oo_guard *g,
+				    const struct oo_eval_score *cur,
+				    const struct oo_eval_score *stock,
+				    uint8_t *offset)
+{
+	unsigned c, lost = 0;
+
+	for (c = g->first_offset_cell; c < g->num_cells; c++)
+		if (oo_eval_worse(&cur[c], &stock[c])) {
+			offset[g->cell[c].traffic] = 1;
+			lost++;
+		}
+	return lost;
+}
+
+/*
  * Try the mix of ours and stock: the losing quarter-job blocks first,
- * then the halves.  Returns 1 with the mix in place when it scores at
- * least as well as stock in every cell, 0 otherwise (the stock tables
- * are back in place).
+ * then the halves, then the LID offsets whose own traffic loses.  Returns
+ * 1 with the mix in place when it scores at least as well as stock in
+ * every cell, 0 otherwise (the stock tables are back in place).
  */
 static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 		   const struct oo_eval_score *stock,
@@ -553,8 +599,9 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 	unsigned blocks = g->net.lids_per_port > 1 ? 2 : 1;
 	unsigned quarters = g->num_hosts >= 8 ? 4 * blocks : 0;
 	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
-	unsigned first = blocks, lost;
+	unsigned first = blocks, lost = 0, step;
 	struct oo_eval_net stock_net;
+	uint8_t offset[1U << 7] = { 0 };	/* LMC <= 7 */
 	uint8_t *mark;
 	int ok = 0;
 
@@ -564,16 +611,22 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 		return 0;
 	}
 	memcpy(mixed, ours, sizeof(*mixed) * g->num_cells);
-	lost = mark_losing_blocks(g, &stock_net, ours, stock, first,
-				  first + quarters, mark);
-	if (lost) {
-		mix_lfts(g, mark);
-		score_cells(g, mixed);
-	}
-	if (mark_losing_blocks(g, &stock_net, mixed, stock, first + quarters,
-			       first + quarters + halves, mark)) {
-		lost++;
-		mix_lfts(g, mark);
+	for (step = 0; step < 3; step++) {
+		unsigned n;
+
+		if (step == 0)
+			n = mark_losing_blocks(g, &stock_net, mixed, stock,
+					       first, first + quarters, mark);
+		else if (step == 1)
+			n = mark_losing_blocks(g, &stock_net, mixed, stock,
+					       first + quarters,
+					       first + quarters + halves, mark);
+		else
+			n = mark_losing_offsets(g, mixed, stock, offset);
+		if (!n)
+			continue;
+		lost += n;
+		mix_lfts(g, mark, offset);
 		score_cells(g, mixed);
 	}
 	ok = lost && first_loss(g, mixed, stock) < 0;
@@ -581,9 +634,9 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 		count_profiles(g);
 		log_scores(g, "mix", mixed);
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
-			"flows of %u job blocks where port offsetting lost "
-			"take the stock routes; the rest keep port "
-			"offsetting's\n", lost);
+			"flows of %u job blocks or LID offsets where port "
+			"offsetting lost take the stock routes; the rest keep "
+			"port offsetting's\n", lost);
 	} else {
 		copy_lfts(g, g->lft_stock, 0);
 		restore_profiles(g, g->prof_stock);

@@ -3,7 +3,8 @@
 The plugin scores its LFTs against the ones OpenSM's own LFT stage builds,
 in the rank orders a job meets (hosts grouped by leaf, each quarter and
 each half of that order, the mean of four seeded random orders), with
-base-LID and striped traffic.  It keeps its own, a mix (the flows of the
+base-LID and striped traffic, and in leaf order the traffic of each
+further LID offset alone.  It keeps its own, a mix (the flows of the
 job blocks it lost follow the stock routes), or the stock tables,
 whichever first scores at least as well as stock everywhere.  These tests
 check that claim with lft-analyze's independent analyzer, in the same
@@ -83,7 +84,24 @@ def scores(run, lmc):
                 effs.append(an._eff(an.shift(spread)))
             out[(name, "spread" if spread else "base")] = float(
                 np.mean(effs))
+    an.ranks = np.array(guard_orders(an)[0][1][0], dtype=np.int64)
+    for k in range(1, 1 << lmc):
+        out[("leaf order", "base+%d" % k)] = offset_shift(an, k)
     return out
+
+
+def offset_shift(an, k):
+    """Shift efficiency of the traffic to LID offset k alone."""
+    ranks, loads = an.ranks, []
+    i = np.arange(ranks.size)
+    for r in range(1, ranks.size):
+        dst = ranks[(i + r) % ranks.size]
+        m = ranks != dst
+        n = int(m.sum())
+        loads.append(an._load_batch(ranks[m], dst[m] * an.nl + k,
+                                    np.ones(n), 1,
+                                    np.zeros(n, dtype=np.int64))[0])
+    return an._eff(np.array(loads))
 
 
 @pytest.mark.parametrize("lmc", LMCS)
@@ -136,8 +154,9 @@ def test_guard_mixes_where_offsetting_loses_a_job(sim_cache):
     on = sim_cache.get(fab, 2, "on").require_ok()
     rule = sim_cache.get(fab, 2, "rule").require_ok()
     stock = sim_cache.get(fab, 2, "stock").require_ok()
-    assert any("job blocks where port offsetting lost take the stock "
-               "routes" in ln for ln in guard_lines(on)), guard_lines(on)
+    assert any("job blocks or LID offsets where port offsetting lost take "
+               "the stock routes" in ln for ln in guard_lines(on)), \
+        guard_lines(on)
     s_on, s_rule, s_stock = (scores(r, 2) for r in (on, rule, stock))
     key = ("quarter job 2", "base")
     assert s_rule[key] < s_stock[key]
