@@ -27,6 +27,13 @@ import numpy as np
 
 from .fabric import InputError, Lfts, Topology
 
+# rank orders (set_ranks): the host order before any job is cut from it
+ORDERS = ("leaf", "random")
+# jobs: the fraction of the hosts a job takes
+JOBS = {"quarter": 4, "half": 2}
+# CAs that are no compute hosts: routed to and checked, never ranks
+SHARP_DESC = "Mellanox Technologies Aggregation Node"
+
 K_UNLINKED, K_SWITCH, K_HOST, K_DOWN, K_PORT0, K_NOENTRY = 0, 1, 2, 3, 4, 5
 _KIND_TEXT = {
     K_UNLINKED: "an unlinked port", K_DOWN: "a down port",
@@ -87,7 +94,8 @@ class Analysis:
     def __init__(self, topo: Topology, lfts: Lfts, lmc: Optional[int] = None,
                  hostfile: Optional[str] = None, seed: int = 1,
                  bisections: int = 20, diversity_samples: int = 50000,
-                 progress: Optional[Progress] = None):
+                 progress: Optional[Progress] = None, order: str = "leaf",
+                 job: Optional[str] = None, job_index: int = 0):
         self.topo, self.lfts = topo, lfts
         self.seed = seed
         self.bisections = bisections
@@ -97,7 +105,7 @@ class Analysis:
         self.notes: List[str] = []
         self._nproblems = 0
         self._prepare(lmc)
-        self._ranks(hostfile)
+        self.set_ranks(hostfile, order, job, job_index)
 
     # ------------------------------------------------------------------
     def problem(self, text):
@@ -268,11 +276,60 @@ class Analysis:
         self.link = np.where(has, rows * W + safe, -1)
 
     # ------------------------------------------------------------------
-    def _ranks(self, hostfile):
-        if not hostfile:
-            self.ranks = np.arange(self.N)
-            self.rank_source = "topology order"
+    def set_ranks(self, hostfile=None, order="leaf", job=None, job_index=0):
+        """Choose the MPI ranks (self.ranks: host indices in rank order).
+
+        order 'leaf' (default): the topology order, hosts grouped by leaf
+        (leaves in natural name order, then leaf port); 'random': that
+        order shuffled with self.seed.  SHARP aggregation nodes are left
+        out of both (they are routed and checked, but run no ranks).
+        hostfile: the hosts it names, in its order (no 'order' then).
+        job 'quarter' / 'half': only the contiguous block number job_index
+        (0-based) of len // 4 / len // 2 ranks of that order runs."""
+        if order not in ORDERS:
+            raise InputError("--order", 0, f"unknown rank order {order!r} "
+                             f"(known: {', '.join(ORDERS)})")
+        if hostfile and order != "leaf":
+            raise InputError("--order", 0, "a hostfile gives the rank order "
+                             "itself; --order takes no other value with it")
+        if hostfile:
+            self._hostfile_ranks(hostfile)
+        else:
+            compute = [h.idx for h in self.hosts if h.desc != SHARP_DESC]
+            skipped = self.N - len(compute)
+            if len(compute) < 2:
+                compute = list(range(self.N))
+                skipped = 0
+            ranks = np.array(compute, dtype=np.int64)
+            if order == "random":
+                ranks = np.random.default_rng(self.seed).permutation(ranks)
+                self.rank_source = f"random order (seed {self.seed})"
+            else:
+                self.rank_source = "topology order"
+            if skipped:
+                self.rank_source += (f", {skipped} SHARP aggregation "
+                                     f"node{'s' if skipped > 1 else ''} "
+                                     "left out")
+            self.ranks = ranks
+        if job is None:
             return
+        if job not in JOBS:
+            raise InputError("--job", 0, f"unknown job size {job!r} "
+                             f"(known: {', '.join(JOBS)})")
+        parts = JOBS[job]
+        size = self.ranks.size // parts
+        if not 0 <= job_index < parts:
+            raise InputError("--job-index", 0, f"a {job} job is block 0 to "
+                             f"{parts - 1}, not {job_index}")
+        if size < 2:
+            raise InputError("--job", 0, f"a {job} job of "
+                             f"{self.ranks.size} ranks has fewer than two")
+        self.ranks = self.ranks[job_index * size:(job_index + 1) * size]
+        self.rank_source += (f"; {job} job {job_index}: ranks "
+                             f"{job_index * size}-{(job_index + 1) * size - 1}"
+                             f" ({size} hosts)")
+
+    def _hostfile_ranks(self, hostfile):
         try:
             with open(hostfile, encoding="utf-8", errors="replace") as f:
                 lines = f.read().splitlines()
