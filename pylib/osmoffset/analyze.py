@@ -871,6 +871,32 @@ class Analysis:
         return rows
 
 
+def shift_by_order(topo: Topology, lfts: Lfts, orders, lmc=None, seed=1):
+    """Shift-alltoall figures of one set of LFTs in several rank orders.
+
+    orders: {name: (order, job, job_index)} as for Analysis.set_ranks.
+    Validity and credit loops are checked once.  Returns {"valid",
+    "unreachable_pairs", "credit_loop", "hosts", "lmc", "problems",
+    "orders": {name: {"ranks", "rank_order", "base", "spread"}}} with the
+    efficiencies (spread None at LMC 0)."""
+    an = Analysis(topo, lfts, lmc=lmc, seed=seed, bisections=0)
+    an.validate()
+    an.build_paths()
+    cyc = an.credit_loops()
+    res = {"valid": bool(an.valid), "unreachable_pairs":
+           an.unreachable_pairs, "credit_loop": cyc is not None,
+           "hosts": an.N, "lmc": an.lmc, "problems": an.problems[:3],
+           "orders": {}}
+    for name, (order, job, k) in orders.items():
+        an.set_ranks(None, order, job, k)
+        base = an._eff(an.shift(False))
+        spread = an._eff(an.shift(True)) if an.nl > 1 else None
+        res["orders"][name] = {"ranks": int(an.ranks.size),
+                               "rank_order": an.rank_source,
+                               "base": base, "spread": spread}
+    return res
+
+
 def format_text(res, lfts_path="", title=None):
     """Readable report of one analysis result."""
     out = []
