@@ -878,7 +878,8 @@ def shift_by_order(topo: Topology, lfts: Lfts, orders, lmc=None, seed=1):
     Validity and credit loops are checked once.  Returns {"valid",
     "unreachable_pairs", "credit_loop", "hosts", "lmc", "problems",
     "orders": {name: {"ranks", "rank_order", "base", "spread"}}} with the
-    efficiencies (spread None at LMC 0)."""
+    efficiencies (spread None at LMC 0; both None, ranks 0 and the reason
+    as rank_order for a job of fewer than two ranks)."""
     an = Analysis(topo, lfts, lmc=lmc, seed=seed, bisections=0)
     an.validate()
     an.build_paths()
@@ -888,7 +889,15 @@ def shift_by_order(topo: Topology, lfts: Lfts, orders, lmc=None, seed=1):
            "hosts": an.N, "lmc": an.lmc, "problems": an.problems[:3],
            "orders": {}}
     for name, (order, job, k) in orders.items():
-        an.set_ranks(None, order, job, k)
+        try:
+            an.set_ranks(None, order, job, k)
+        except InputError as e:
+            if job is None:
+                raise
+            # a job too small for this fabric: no figure
+            res["orders"][name] = {"ranks": 0, "rank_order": e.msg,
+                                   "base": None, "spread": None}
+            continue
         base = an._eff(an.shift(False))
         spread = an._eff(an.shift(True)) if an.nl > 1 else None
         res["orders"][name] = {"ranks": int(an.ranks.size),
