@@ -126,8 +126,9 @@ def _rate(info, path):
         return w, up, None
     if up in NEWER_SPEEDS:
         return w, NEWER_SPEEDS[up], up
+    known = ", ".join(KNOWN_SPEEDS + tuple(NEWER_SPEEDS))
     raise InputError(path, info["line"], f"unknown link speed {sp!r} "
-                     f"(known: {', '.join(KNOWN_SPEEDS + tuple(NEWER_SPEEDS))})")
+                     f"(known: {known})")
 
 
 def _slower(a, b):
