@@ -27,6 +27,11 @@ import numpy as np
 
 from .fabric import InputError, Lfts, Topology
 
+# rank orders (set_ranks): the host order before any job is cut from it
+ORDERS = ("leaf", "random")
+# jobs: the fraction of the hosts a job takes
+JOBS = {"quarter": 4, "half": 2}
+
 K_UNLINKED, K_SWITCH, K_HOST, K_DOWN, K_PORT0, K_NOENTRY = 0, 1, 2, 3, 4, 5
 _KIND_TEXT = {
     K_UNLINKED: "an unlinked port", K_DOWN: "a down port",
@@ -92,7 +97,8 @@ class Analysis:
     def __init__(self, topo: Topology, lfts: Lfts, lmc: Optional[int] = None,
                  hostfile: Optional[str] = None, seed: int = 1,
                  bisections: int = 20, diversity_samples: int = 50000,
-                 progress: Optional[Progress] = None):
+                 progress: Optional[Progress] = None, order: str = "leaf",
+                 job: Optional[str] = None, job_index: int = 0):
         self.topo, self.lfts = topo, lfts
         self.seed = seed
         self.bisections = bisections
@@ -102,7 +108,7 @@ class Analysis:
         self.notes: List[str] = []
         self._nproblems = 0
         self._prepare(lmc)
-        self._ranks(hostfile)
+        self.set_ranks(hostfile, order, job, job_index)
 
     # ------------------------------------------------------------------
     def problem(self, text):
@@ -289,18 +295,61 @@ class Analysis:
                           first.get(h.leaf, natural_key(h.desc)), h.leaf,
                           h.leaf_port)
 
-    def _ranks(self, hostfile):
-        if not hostfile:
-            ranks = [h.idx for h in self.hosts
-                     if not is_aggregation_node(h.desc)]
-            if len(ranks) < 2:
-                ranks = [h.idx for h in self.hosts]
-            self.ranks = np.array(ranks, dtype=np.int64)
-            self.rank_source = "topology order"
-            if len(ranks) < self.N:
-                self.rank_source += (" (%d SHARP aggregation nodes left "
-                                     "out)" % (self.N - len(ranks)))
+    def set_ranks(self, hostfile=None, order="leaf", job=None, job_index=0):
+        """Choose the MPI ranks (self.ranks: host indices in rank order).
+
+        order 'leaf' (default): the topology order, the plugin's routing
+        order (see _host_order()); 'random': that
+        order shuffled with self.seed.  SHARP aggregation nodes are left
+        out of both (they are routed and checked, but run no ranks).
+        hostfile: the hosts it names, in its order (no 'order' then).
+        job 'quarter' / 'half': only the contiguous block number job_index
+        (0-based) of len // 4 / len // 2 ranks of that order runs."""
+        if order not in ORDERS:
+            raise InputError("--order", 0, f"unknown rank order {order!r} "
+                             f"(known: {', '.join(ORDERS)})")
+        if hostfile and order != "leaf":
+            raise InputError("--order", 0, "a hostfile gives the rank order "
+                             "itself; --order takes no other value with it")
+        if hostfile:
+            self._hostfile_ranks(hostfile)
+        else:
+            compute = [h.idx for h in self.hosts
+                       if not is_aggregation_node(h.desc)]
+            skipped = self.N - len(compute)
+            if len(compute) < 2:
+                compute = list(range(self.N))
+                skipped = 0
+            ranks = np.array(compute, dtype=np.int64)
+            if order == "random":
+                ranks = np.random.default_rng(self.seed).permutation(ranks)
+                self.rank_source = f"random order (seed {self.seed})"
+            else:
+                self.rank_source = "topology order"
+            if skipped:
+                self.rank_source += (f", {skipped} SHARP aggregation "
+                                     f"node{'s' if skipped > 1 else ''} "
+                                     "left out")
+            self.ranks = ranks
+        if job is None:
             return
+        if job not in JOBS:
+            raise InputError("--job", 0, f"unknown job size {job!r} "
+                             f"(known: {', '.join(JOBS)})")
+        parts = JOBS[job]
+        size = self.ranks.size // parts
+        if not 0 <= job_index < parts:
+            raise InputError("--job-index", 0, f"a {job} job is block 0 to "
+                             f"{parts - 1}, not {job_index}")
+        if size < 2:
+            raise InputError("--job", 0, f"a {job} job of "
+                             f"{self.ranks.size} ranks has fewer than two")
+        self.ranks = self.ranks[job_index * size:(job_index + 1) * size]
+        self.rank_source += (f"; {job} job {job_index}: ranks "
+                             f"{job_index * size}-{(job_index + 1) * size - 1}"
+                             f" ({size} hosts)")
+
+    def _hostfile_ranks(self, hostfile):
         try:
             with open(hostfile, encoding="utf-8", errors="replace") as f:
                 lines = f.read().splitlines()
@@ -840,6 +889,41 @@ class Analysis:
                              "base_lids": int(self.port_base[s, p]),
                              "all_lids": int(self.port_all[s, p])})
         return rows
+
+
+def shift_by_order(topo: Topology, lfts: Lfts, orders, lmc=None, seed=1):
+    """Shift-alltoall figures of one set of LFTs in several rank orders.
+
+    orders: {name: (order, job, job_index)} as for Analysis.set_ranks.
+    Validity and credit loops are checked once.  Returns {"valid",
+    "unreachable_pairs", "credit_loop", "hosts", "lmc", "problems",
+    "orders": {name: {"ranks", "rank_order", "base", "spread"}}} with the
+    efficiencies (spread None at LMC 0; both None, ranks 0 and the reason
+    as rank_order for a job of fewer than two ranks)."""
+    an = Analysis(topo, lfts, lmc=lmc, seed=seed, bisections=0)
+    an.validate()
+    an.build_paths()
+    cyc = an.credit_loops()
+    res = {"valid": bool(an.valid), "unreachable_pairs":
+           an.unreachable_pairs, "credit_loop": cyc is not None,
+           "hosts": an.N, "lmc": an.lmc, "problems": an.problems[:3],
+           "orders": {}}
+    for name, (order, job, k) in orders.items():
+        try:
+            an.set_ranks(None, order, job, k)
+        except InputError as e:
+            if job is None:
+                raise
+            # a job too small for this fabric: no figure
+            res["orders"][name] = {"ranks": 0, "rank_order": e.msg,
+                                   "base": None, "spread": None}
+            continue
+        base = an._eff(an.shift(False))
+        spread = an._eff(an.shift(True)) if an.nl > 1 else None
+        res["orders"][name] = {"ranks": int(an.ranks.size),
+                               "rank_order": an.rank_source,
+                               "base": base, "spread": spread}
+    return res
 
 
 def format_text(res, lfts_path="", title=None):

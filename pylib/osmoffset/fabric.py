@@ -75,6 +75,12 @@ class Topology:
         self.rates: Dict[Tuple[int, int], float] = {}
         self.path: str = ""
         self.fmt: str = ""
+        # net file / ibnetdiscover input only: the node records in file
+        # order (dicts: id, kind, guid, desc, nports, port0, line, ports =
+        # {port: {remote, rport, pguid, rate, line, lid}}), and the node
+        # ibnetdiscover was initiated from
+        self.records: List[dict] = []
+        self.origin: Optional[int] = None
 
     def switches(self) -> List[Node]:
         return [n for n in self.nodes.values() if n.kind == "SW"]
@@ -328,6 +334,7 @@ def _parse_netfile(lines, path) -> Topology:
                             lmcs.add(int(ml.group(2)))
                 if info["rport"] <= 0:
                     raise InputError(path, i, "invalid remote port number")
+                info["rate"] = _port_rate(rest)
                 node["ports"][lp] = info
                 continue
             node = None     # any other line ends the record
@@ -370,9 +377,11 @@ def _parse_netfile(lines, path) -> Topology:
                 ml = re.search(r"\blid (\d+)", tail)
                 if ml:
                     lid = int(ml.group(1)) or None
+            mp = re.search(r"\b(enhanced|base) port 0\b", tail)
             node = {"id": nid, "kind": kind, "guid": guid,
                     "desc": desc if desc else nid, "nports": nports,
-                    "lid": lid, "ports": {}, "line": i}
+                    "lid": lid, "ports": {}, "line": i,
+                    "port0": mp.group(0) if mp else ""}
             recs[nid] = node
             order.append(nid)
             continue
@@ -455,8 +464,24 @@ def _parse_netfile(lines, path) -> Topology:
                 topo.rates.setdefault(a, info["rate"])
                 topo.rates.setdefault(b, info["rate"])
     topo.lmc = max(lmcs) if lmcs else None
+    topo.records = [recs[nid] for nid in order]
+    for line in lines[:8]:
+        m = re.match(r"#\s*Initiated from node ([0-9a-fA-F]+)", line)
+        if m:
+            topo.origin = int(m.group(1), 16)
     _finish_lids(topo, path)
     return topo
+
+
+def _port_rate(rest):
+    """(width, speed) of a port line's trailer such as '# lid 3 4xQDR', taken
+    from the text after the last quoted string; None when there is none."""
+    k = rest.rfind('"')
+    hits = re.findall(r"\b(\d+)x([A-Za-z][A-Za-z0-9]*)\b", rest[k + 1:])
+    if not hits:
+        return None
+    w, sp = hits[-1]
+    return int(w), sp
 
 
 # --------------------------------------------------------------------------

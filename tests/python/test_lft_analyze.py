@@ -413,3 +413,97 @@ def test_cli_usage_errors():
     rc, out, err = run_tool("--lfts", fx("ft2x2-l0.lfts.dump"), "--topology",
                             fx("ft2x2.net"), "--lmc", "9")
     assert rc == 2 and "--lmc" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------
+# Rank orders and jobs: jobs4x2.net (4 leaves x 2 hosts h1..h8, 2 spines,
+# a SHARP aggregation node "agg" on spine1) with "aligned" LFTs: every leaf
+# sends every remote LID up port 3 (spine1), so a leaf's up link carries
+# all the flows that leave it, and spine1's down link all that enter it.
+#
+# leaf order h1..h8 (agg gets no rank), round k: i -> (i + k) mod 8.
+#   k=1, 7: one flow leaves / enters each leaf            -> max load 1
+#   k=2..6: two flows leave / enter each leaf             -> max load 2
+#   efficiency = (1 + 1 + 5 / 2) / 7 = 9/14
+# half job 0 = h1..h4 (leaves 1, 2), rounds k=1..3 of 4 ranks:
+#   k=1: h2->h3, h4->h1 cross, one per leaf               -> 1
+#   k=2: h1->h3, h2->h4 both up leaf1                     -> 2
+#   k=3: h1->h4, h3->h2 cross, one per leaf               -> 1
+#   efficiency = (1 + 1/2 + 1) / 3 = 5/6; half job 1 (h5..h8) the same.
+# quarter job 3 = h7, h8 on leaf4: local only             -> 1
+# random order, seed 1 (numpy default_rng(1).permutation of the leaf order):
+#   h6 h1 h2 h5 h3 h7 h4 h8; every round has a leaf with two flows out or
+#   in (k=1: h3->h7 and h4->h8 leave leaf2) -> 2 in all 7 rounds -> 1/2.
+# ------------------------------------------------------------------------
+
+def jobs(**kw):
+    return analyse("jobs4x2-aligned.lfts.dump", "jobs4x2.net",
+                   bisections=0, **kw)
+
+
+def names(an):
+    return [an.hosts[i].desc for i in an.ranks]
+
+
+def test_leaf_order_leaves_out_sharp_nodes():
+    an = jobs()
+    r = an.result
+    assert r["valid"] and r["hosts"] == 9 and r["ranks"] == 8
+    assert names(an) == ["h%d" % i for i in range(1, 9)]
+    assert list(an.curves["base"]) == [1, 2, 2, 2, 2, 2, 1]
+    assert r["shift"]["base"]["efficiency"] == pytest.approx(9 / 14)
+    assert r["rank_order"] == \
+        "topology order, 1 SHARP aggregation node left out"
+
+
+@pytest.mark.parametrize("job,k,ranks,curve,eff", [
+    ("half", 0, ["h1", "h2", "h3", "h4"], [1, 2, 1], 5 / 6),
+    ("half", 1, ["h5", "h6", "h7", "h8"], [1, 2, 1], 5 / 6),
+    ("quarter", 0, ["h1", "h2"], [1], 1.0),
+    ("quarter", 3, ["h7", "h8"], [1], 1.0),
+])
+def test_jobs_in_leaf_order(job, k, ranks, curve, eff):
+    an = jobs(job=job, job_index=k)
+    assert names(an) == ranks
+    assert list(an.curves["base"]) == curve
+    assert an.result["shift"]["base"]["efficiency"] == pytest.approx(eff)
+    assert an.result["rank_order"].endswith(
+        "; %s job %d: ranks %d-%d (%d hosts)"
+        % (job, k, k * len(ranks), (k + 1) * len(ranks) - 1, len(ranks)))
+
+
+def test_random_order_is_seeded():
+    an = jobs(order="random")
+    assert names(an) == ["h6", "h1", "h2", "h5", "h3", "h7", "h4", "h8"]
+    assert list(an.curves["base"]) == [2] * 7
+    assert an.result["shift"]["base"]["efficiency"] == 0.5
+    assert an.result["rank_order"].startswith("random order (seed 1)")
+    assert names(jobs(order="random", seed=2)) != names(an)
+    # a job on a random order takes a block of that order
+    assert names(jobs(order="random", job="half", job_index=1)) == \
+        ["h3", "h7", "h4", "h8"]
+
+
+def test_order_options_of_the_tool(tmp_path):
+    base = ["--lfts", fx("jobs4x2-aligned.lfts.dump"), "--topology",
+            fx("jobs4x2.net"), "--bisections", "0", "--json"]
+    rc, out, _ = run_tool(*base, "--job", "half", "--job-index", "1")
+    assert rc == 0
+    r = json.loads(out)
+    assert r["ranks"] == 4
+    assert r["shift"]["base"]["efficiency"] == pytest.approx(5 / 6)
+    rc, out, _ = run_tool(*base, "--order", "random")
+    assert rc == 0 and json.loads(out)["shift"]["base"]["efficiency"] == 0.5
+    rc, _, err = run_tool(*base, "--job", "quarter", "--job-index", "4")
+    assert rc == 2 and err.strip() == \
+        "lft-analyze: --job-index: a quarter job is block 0 to 3, not 4"
+    rc, _, err = run_tool(*base, "--job-index", "1")
+    assert rc == 2 and "--job-index goes with --job" in err
+    hf = tmp_path / "hosts"
+    hf.write_text("h1\nh2\n")
+    rc, _, err = run_tool(*base, "--hostfile", str(hf), "--order", "random")
+    assert rc == 2 and "Traceback" not in err
+    # default: unchanged topology order on a fabric without SHARP nodes
+    rc, out, _ = run_tool("--lfts", fx("hand2x2-aligned.lfts.dump"),
+                          "--topology", fx("hand2x2.net"), "--json")
+    assert json.loads(out)["rank_order"] == "topology order"

@@ -1,0 +1,128 @@
+"""scripts/bench-fabrics: command-line errors and one --quick run on
+ft2-8x4 (four engines x LMC 0, 2 x four rank orders) plus an extra --net
+fabric."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, REPO, TOPO_DIR, requires_plugin
+
+BENCH = os.path.join(REPO, "scripts", "bench-fabrics")
+
+
+def bench(args):
+    return subprocess.run([PYTHON, BENCH] + args, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=300)
+
+
+def test_help_names_options_engines_and_orders():
+    p = bench(["--help"])
+    assert p.returncode == 0
+    for word in ("--out", "--jobs", "--quick", "--fabrics", "--net",
+                 "--realfabrics", "--engines", "--lmc", "--seed",
+                 "--plugin-option", "--force", "--doc", "--json",
+                 "--version", "dfsssp", "ftree", "ours", "quarter", "half",
+                 "random", "ndr-2level-railopt-nosharp", "qdr-irregular-x5",
+                 "Exit status"):
+        assert word in p.stdout, word
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--quick", "--fabrics", "nope"],
+     "bench-fabrics: --fabrics: unknown fabric 'nope'"),
+    (["--engines", "updn,bogus"],
+     "bench-fabrics: --engines: unknown engine 'bogus'"),
+    (["--lmc", "0,x"],
+     "bench-fabrics: --lmc: not a comma-separated list of numbers: '0,x'"),
+    (["--jobs", "0"], "bench-fabrics: --jobs must be >= 1"),
+    (["--plugin-option", "novalue"],
+     "bench-fabrics: --plugin-option: bad token 'novalue' (KEY=VAL)"),
+    (["--quick", "--net", "/nonexistent.net"],
+     "bench-fabrics: --net /nonexistent.net: no such file"),
+])
+def test_bad_usage_is_one_line_exit_2(tmp_path, args, message):
+    p = bench(args + ["--out", str(tmp_path / "o")])
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(message), lines[0]
+
+
+def test_absent_real_dumps_are_skipped(tmp_path):
+    p = bench(["--realfabrics", str(tmp_path / "none"), "--fabrics",
+               "ft2-8x4", "--engines", "updn", "--lmc", "0", "--out",
+               str(tmp_path / "o"), "--json", "-q"])
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["notes"] == ["real dumps skipped: %s is absent"
+                          % (tmp_path / "none")]
+    assert [f["name"] for f in r["fabrics"]] == ["ft2-8x4"]
+
+
+@requires_plugin
+def test_quick_run(tmp_path):
+    extra = tmp_path / "extra-seed.net"
+    with open(os.path.join(TOPO_DIR, "seed-4x4trunk.net")) as f:
+        extra.write_text(f.read())
+    doc = tmp_path / "fabrics.md"
+    p = bench(["--quick", "--fabrics", "ft2-8x4,extra-seed", "--net",
+               str(extra), "--out", str(tmp_path / "o"), "--json", "-q",
+               "--doc", str(doc), "--plugin-option", "hop_tables=stock"])
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert [f["name"] for f in r["fabrics"]] == ["ft2-8x4", "extra-seed"]
+    assert [f["hosts"] for f in r["fabrics"]] == [32, 5]
+    cells = {(c["fabric"], c["engine"], c["lmc"]): c for c in r["cells"]}
+    assert len(cells) == 2 * 4 * 2
+    for (f, e, l), c in cells.items():
+        if e == "ftree" and c["status"] == "fails":
+            continue
+        assert c["status"] == "ok", c
+        assert c["valid"] and not c["credit_loop"], c
+        assert set(c["orders"]) == {"leaf", "quarter", "half", "random"}
+        assert (c["orders"]["leaf"]["spread"] is None) == (l == 0)
+        if f == "ft2-8x4":
+            assert c["orders"]["quarter"]["ranks"] == 8
+        else:           # seed-4x4trunk: 5 hosts, a quarter job is 1 rank
+            assert c["orders"]["quarter"] == {
+                "ranks": 0, "base": None, "spread": None,
+                "rank_order": "a quarter job of 5 ranks has fewer than two"}
+            assert c["orders"]["half"]["ranks"] == 2
+    # ft2-8x4 is a full-bisection tree: leaf order is contention-free for
+    # stock updn and ours, at both LMCs and for both traffics
+    for e in ("updn", "ours"):
+        for l in (0, 2):
+            o = cells[("ft2-8x4", e, l)]["orders"]
+            assert o["leaf"]["base"] == 1.0
+            assert o["half"]["base"] == 1.0
+    # the plugin option reached the ours cells only
+    conf = tmp_path / "o" / "runs" / "ft2-8x4" / "ours" / "lmc2" / \
+        "opensm.conf"
+    assert "hop_tables=stock" in conf.read_text()
+    conf = tmp_path / "o" / "runs" / "ft2-8x4" / "updn" / "lmc2" / \
+        "opensm.conf"
+    assert "event_plugin" not in conf.read_text()
+    # the below-stock count agrees with the cells
+    below = [(b["fabric"], b["lmc"], b["order"], b["traffic"])
+             for b in r["below_stock"]]
+    for (f, e, l), c in cells.items():
+        if e != "ours":
+            continue
+        for o, fig in c["orders"].items():
+            for t in ("base", "spread"):
+                u = cells[(f, "updn", l)]["orders"][o][t]
+                if fig[t] is not None:
+                    assert ((f, l, o, t) in below) == (fig[t] < u - 1e-9)
+    text = doc.read_text()
+    assert "scripts/bench-fabrics --quick" in text
+    assert "Port offsetting below stock updn: %d of" % len(below) in text
+    assert "## extra-seed" in text and "seed 1" in text
+    # a second run comes from the cache
+    p = bench(["--quick", "--fabrics", "ft2-8x4", "--engines", "updn",
+               "--lmc", "0", "--out", str(tmp_path / "o"), "--json"])
+    assert p.returncode == 0
+    assert "(cached)" in p.stderr
