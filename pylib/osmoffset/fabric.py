@@ -137,7 +137,6 @@ _SUBNET_SIDE = re.compile(
     r"PN:([0-9A-Fa-f]+)\s*\}")
 _SUBNET_STATE = re.compile(r"LOG=(\w+)")
 _SUBNET_RATE = re.compile(r"PHY=(\d+)x\b.*?SPD=([\d.]+)")
-_NET_RATE = re.compile(r"\b(\d+)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
 # data rate of one lane in Gbit/s (after line encoding), by the signalling
 # rate opensm prints (SPD=) and by the name ibnetdiscover prints
 _LANE_GBPS = {"2.5": 2.0, "5": 4.0, "10": 8.0, "14": 13.64, "25": 25.0,
@@ -322,9 +321,6 @@ def _parse_netfile(lines, path) -> Topology:
                                      " listed twice")
                 info = {"remote": rid, "rport": int(rp) if rp else 1,
                         "line": i, "pguid": int(lguid, 16) if lguid else None}
-                mr = _NET_RATE.search(rest)
-                if mr:
-                    info["rate"] = int(mr.group(1)) * _LANE_GBPS[mr.group(2)]
                 if node["kind"] != "SW":
                     c = rest.split("#", 1)[1] if "#" in rest else ""
                     ml = re.match(r"\s*lid (\d+)(?:\s+lmc (\d+))?", c)
@@ -334,7 +330,13 @@ def _parse_netfile(lines, path) -> Topology:
                             lmcs.add(int(ml.group(2)))
                 if info["rport"] <= 0:
                     raise InputError(path, i, "invalid remote port number")
-                info["rate"] = _port_rate(rest)
+                # (width, speed) as written, and the data rate in Gbit/s
+                info["width_speed"] = _port_rate(rest)
+                if info["width_speed"]:
+                    w, sp = info["width_speed"]
+                    lane = _LANE_GBPS.get(sp.upper())
+                    if lane:
+                        info["rate"] = w * lane
                 node["ports"][lp] = info
                 continue
             node = None     # any other line ends the record

@@ -114,7 +114,7 @@ def _map_key(key):
 
 def _rate(info, path):
     """(width, speed, renamed-from) a port line asks for, checked."""
-    r = info.get("rate")
+    r = info.get("width_speed")
     if r is None:
         return None
     w, sp = r
