@@ -133,6 +133,16 @@ def run_script(path, args, env=None, timeout=300):
                           env=e, timeout=timeout)
 
 
+def assert_usage_error(p, message):
+    """A tool refused its arguments: exit 2 and one stderr line that
+    starts with message, no traceback."""
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(message), lines[0]
+    assert "Traceback" not in p.stderr
+
+
 def run_with_plugin(path, args, timeout=300):
     """run_script() with OSMOFFSET_PLUGIN_DIR naming the built plugin, when
     there is one (the benchmarks load it from there)."""

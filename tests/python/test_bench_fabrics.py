@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, REPO, TOPO_DIR, requires_plugin
+from conftest import (PYTHON, REPO, TOPO_DIR, assert_usage_error,
+                      requires_plugin)
 
 BENCH = os.path.join(REPO, "scripts", "bench-fabrics")
 
@@ -45,11 +46,7 @@ def test_help_names_options_engines_and_orders():
      "bench-fabrics: --net /nonexistent.net: no such file"),
 ])
 def test_bad_usage_is_one_line_exit_2(tmp_path, args, message):
-    p = bench(args + ["--out", str(tmp_path / "o")])
-    assert p.returncode == 2
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1, p.stderr
-    assert lines[0].startswith(message), lines[0]
+    assert_usage_error(bench(args + ["--out", str(tmp_path / "o")]), message)
 
 
 def test_absent_real_dumps_are_skipped(tmp_path):
