@@ -37,6 +37,13 @@
 #include "osmoffset.h"
 #include "osmoffset_glue.h"
 
+/*
+ * Random orders are a sample: their cell (the mean of four shuffles) may
+ * fall this far below stock's, relative, before it counts as a loss.  The
+ * structured orders and the LID offsets count to the last digit.
+ */
+#define OO_GUARD_RANDOM_SLACK 0.005
+
 /* LIDs followed per cell before rounds are sampled (see oo_eval_shift). */
 #define OO_GUARD_BUDGET 1000000ULL
 #define OO_GUARD_SEEDS 4
@@ -52,6 +59,7 @@ struct oo_cell {
 	unsigned num_orders;
 	unsigned n;
 	int traffic;		/* LID offset, or OO_EVAL_SPREAD */
+	double slack;		/* relative loss that still counts as even */
 };
 
 struct oo_guard {
@@ -291,6 +299,7 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 		c->num_orders = num_orders;
 		c->n = n;
 		c->traffic = spread ? OO_EVAL_SPREAD : 0;
+		c->slack = num_orders > 1 ? OO_GUARD_RANDOM_SLACK : 0.0;
 	}
 }
 
@@ -311,6 +320,7 @@ static void add_offset_cells(struct oo_guard *g)
 		c->num_orders = 1;
 		c->n = g->num_hosts;
 		c->traffic = (int)k;
+		c->slack = 0.0;
 	}
 }
 
@@ -440,6 +450,17 @@ static void log_scores(const struct oo_guard *g, const char *who,
 			score[c].lost);
 }
 
+/* Whether a scores lower than stock in cell c, beyond the cell's slack. */
+static int cell_lost(const struct oo_guard *g, unsigned c,
+		     const struct oo_eval_score *a,
+		     const struct oo_eval_score *stock)
+{
+	struct oo_eval_score b = *stock;
+
+	b.eff *= 1.0 - g->cell[c].slack;
+	return oo_eval_worse(a, &b);
+}
+
 /* The first cell in which ours score lower than stock, or -1. */
 static int first_loss(const struct oo_guard *g,
 		      const struct oo_eval_score *ours,
@@ -448,7 +469,7 @@ static int first_loss(const struct oo_guard *g,
 	unsigned c;
 
 	for (c = 0; c < g->num_cells; c++)
-		if (oo_eval_worse(&ours[c], &stock[c]))
+		if (cell_lost(g, c, &ours[c], &stock[c]))
 			return (int)c;
 	return -1;
 }
@@ -472,7 +493,7 @@ static unsigned mark_losing_blocks(const struct oo_guard *g,
 	unsigned c, lost = 0;
 
 	for (c = first; c < last && c < g->num_cells; c++) {
-		if (!oo_eval_worse(&cur[c], &stock[c]))
+		if (!cell_lost(g, c, &cur[c], &stock[c]))
 			continue;
 		oo_eval_mark_paths(stock_net, g->cell[c].order[0],
 				   g->cell[c].n, mark);
@@ -579,7 +600,7 @@ static unsigned mark_losing_offsets(const struct oo_guard *g,
 	unsigned c, lost = 0;
 
 	for (c = g->first_offset_cell; c < g->num_cells; c++)
-		if (oo_eval_worse(&cur[c], &stock[c])) {
+		if (cell_lost(g, c, &cur[c], &stock[c])) {
 			offset[g->cell[c].traffic] = 1;
 			lost++;
 		}

@@ -4,7 +4,8 @@ The plugin scores its LFTs against the ones OpenSM's own LFT stage builds,
 in the rank orders a job meets (hosts grouped by leaf, each quarter and
 each half of that order, the mean of four seeded random orders), with
 base-LID and striped traffic, and in leaf order the traffic of each
-further LID offset alone.  It keeps its own, a mix (the flows of the
+further LID offset alone; the mean of the random orders, a sample, may
+fall 0.5 % below stock's.  It keeps its own, a mix (the flows of the
 job blocks it lost follow the stock routes), or the stock tables,
 whichever first scores at least as well as stock everywhere.  These tests
 check that claim with lft-analyze's independent analyzer, in the same
@@ -24,6 +25,8 @@ FABRICS = e2e_fabrics()
 LMCS = [0, 1, 2]
 GEN_FABRIC = os.path.join(REPO, "sim-topologies", "gen-fabric")
 M64 = (1 << 64) - 1
+# the guard's slack on the mean of its random orders (relative)
+RANDOM_SLACK = 0.005
 
 
 def need_plugin():
@@ -112,7 +115,8 @@ def test_guarded_offsetting_is_never_below_stock(sim_cache, fab, lmc):
     stock = sim_cache.get(fab, lmc, "stock").require_ok()
     ours, theirs = scores(on, lmc), scores(stock, lmc)
     below = ["%s %s: %.4f < stock %.4f" % (k[0], k[1], ours[k], theirs[k])
-             for k in ours if ours[k] < theirs[k] - 1e-9]
+             for k in ours if ours[k] < theirs[k] * (
+                 1 - (RANDOM_SLACK if k[0] == "random orders" else 0)) - 1e-9]
     assert not below, "\n".join(below)
 
 
