@@ -144,24 +144,18 @@ unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
 int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
 		   const uint32_t *load, unsigned slots, unsigned base);
 
-/*
- * A detour cursor over the up slots of a switch.  cand[s] is the
- * candidate filling slot s, or OO_SLOT_DEAD.  Returns the first slot at or
- * after *cursor (mod slots) that has a candidate and moves the cursor just
- * past it, or -1 when no slot has one.  Successive detours so go to
- * successive switches in the order all switches of the level share,
- * whichever slots are dead toward each target, and every live slot gets
- * its turn.
- */
+/* A slot without a candidate (plans and oo_far_slot()). */
 #define OO_SLOT_DEAD 0xff
-int oo_cursor_slot(const uint8_t *cand, unsigned slots, unsigned *cursor);
 
 /*
- * A base LID's detour when its slot dead is dead: the cursor's rule
- * (oo_cursor_slot()) among the live slots farthest from dead around the
- * ring of slots (within slots / 8 of the farthest), of those whose port
- * carries at most one base LID more than the least loaded live one
- * (load: base LIDs routed per slot so far).  The destinations next to
+ * A base LID's detour when its slot dead is dead.  cand[s] is the
+ * candidate filling slot s, or OO_SLOT_DEAD.  Of the live slots whose port
+ * carries at most one base LID more than the least loaded live one (load:
+ * base LIDs routed per slot so far), those farthest from dead around the
+ * ring of slots (within slots / 8 of the farthest) are the candidates; the
+ * first at or after *cursor (mod slots) is taken and the cursor moves just
+ * past it, so successive detours take turns.  Returns the slot, or -1
+ * when no slot is live.  The destinations next to
  * this one in rank order take the slots next to dead, so a detour that
  * lands far from them meets none of them in a shift round, and the base
  * LIDs of the switch stay spread over its ports.

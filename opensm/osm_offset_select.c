@@ -95,20 +95,6 @@ int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
 	return -1;
 }
 
-int oo_cursor_slot(const uint8_t *cand, unsigned slots, unsigned *cursor)
-{
-	unsigned j, s;
-
-	for (j = 0; j < slots; j++) {
-		s = (*cursor + j) % slots;
-		if (cand[s] != OO_SLOT_DEAD) {
-			*cursor = s + 1;
-			return (int)s;
-		}
-	}
-	return -1;
-}
-
 static unsigned ring_distance(unsigned a, unsigned b, unsigned slots)
 {
 	unsigned d = a > b ? a - b : b - a;

@@ -432,30 +432,6 @@ START_TEST(offset_detour_keeps_off_the_ports_own_switches)
 }
 END_TEST
 
-START_TEST(detour_cursor_takes_the_next_live_slot)
-{
-	/* slot 1 dead toward one target, slots 1 and 2 toward another */
-	const uint8_t one[4] = { 7, OO_SLOT_DEAD, 9, 8 };
-	const uint8_t two[4] = { 7, OO_SLOT_DEAD, OO_SLOT_DEAD, 8 };
-	const uint8_t none[4] = { OO_SLOT_DEAD, OO_SLOT_DEAD, OO_SLOT_DEAD,
-				  OO_SLOT_DEAD };
-	unsigned cursor = 0;
-
-	ck_assert_int_eq(oo_cursor_slot(one, 4, &cursor), 0);
-	ck_assert_uint_eq(cursor, 1);
-	/* slot 1 is dead: slot 2, then the cursor moves past it */
-	ck_assert_int_eq(oo_cursor_slot(one, 4, &cursor), 2);
-	ck_assert_uint_eq(cursor, 3);
-	/* the same cursor serves the other target: slot 3, then round to 0 */
-	ck_assert_int_eq(oo_cursor_slot(two, 4, &cursor), 3);
-	ck_assert_int_eq(oo_cursor_slot(two, 4, &cursor), 0);
-	ck_assert_int_eq(oo_cursor_slot(two, 4, &cursor), 3);
-	ck_assert_int_eq(oo_cursor_slot(none, 4, &cursor), -1);
-	ck_assert_uint_eq(cursor, 4);
-	ck_assert_int_eq(oo_cursor_slot(one, 0, &cursor), -1);
-}
-END_TEST
-
 /*
  * LMC-spread traffic on a model 2-level tree numbered like the plugin
  * numbers it: up slot lane * S + spine, the spine taking the same lane
@@ -1339,7 +1315,6 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, three_level_shift_is_congestion_free);
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
-	tcase_add_test(crd, detour_cursor_takes_the_next_live_slot);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, two_level_spread_is_congestion_free);
 	suite_add_tcase(s, crd);
