@@ -366,7 +366,8 @@ struct oo_rank_tree {
 	unsigned level_slots[OO_MAX_LEVELS];	/* most slots of a switch */
 	uint64_t divisor[OO_MAX_LEVELS];
 	/* scratch */
-	unsigned *parents, *parent_first, *num_parents_of, *seen, stamp;
+	unsigned *parents, *parent_first, *num_parents_of, *seen, *nominal;
+	unsigned stamp;
 };
 
 /*

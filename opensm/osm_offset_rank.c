@@ -47,8 +47,11 @@ static void free_work(struct oo_rank_tree *t)
 {
 	free(t->parents);
 	free(t->parent_first);
+	free(t->num_parents_of);
 	free(t->seen);
-	t->parents = t->parent_first = t->seen = NULL;
+	free(t->nominal);
+	t->parents = t->parent_first = t->num_parents_of = NULL;
+	t->seen = t->nominal = NULL;
 }
 
 void oo_rank_tree_free(struct oo_rank_tree *t)
@@ -72,9 +75,11 @@ static int alloc_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 	t->slot = malloc(sizeof(*t->slot) * n * g->stride);
 	t->parents = calloc(g->first[g->num_sw] + 1, sizeof(*t->parents));
 	t->parent_first = calloc(n + 1, sizeof(*t->parent_first));
+	t->num_parents_of = calloc(n, sizeof(*t->num_parents_of));
 	t->seen = calloc(2 * n, sizeof(*t->seen));
+	t->nominal = calloc(n, sizeof(*t->nominal));
 	if (!t->level || !t->rank || !t->slots || !t->slot || !t->parents ||
-	    !t->parent_first || !t->seen)
+	    !t->parent_first || !t->num_parents_of || !t->seen || !t->nominal)
 		return -1;
 	memset(t->slot, 0xff, sizeof(*t->slot) * n * g->stride);
 	return 0;
@@ -384,32 +389,17 @@ static void number_all_slots(const struct oo_rank_graph *g,
 
 int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 {
-	unsigned *nominal;
-
 	if (alloc_tree(g, t))
 		goto fail;
-	t->num_parents_of = calloc(g->num_sw + 1, sizeof(unsigned));
-	nominal = calloc(g->num_sw + 1, sizeof(*nominal));
-	if (!t->num_parents_of || !nominal) {
-		free(nominal);
-		goto fail;
-	}
 	find_leaves(g, t);
-	if (assign_levels(g, t) || assign_ranks(g, t)) {
-		free(nominal);
+	if (assign_levels(g, t) || assign_ranks(g, t))
 		goto fail;
-	}
 	measure_trunks(g, t);
-	number_all_slots(g, t, nominal);
+	number_all_slots(g, t, t->nominal);
 	oo_level_divisors(t->level_slots, t->num_levels, t->divisor);
-	free(nominal);
-	free(t->num_parents_of);
-	t->num_parents_of = NULL;
 	free_work(t);
 	return 0;
 fail:
-	free(t->num_parents_of);
-	t->num_parents_of = NULL;
 	oo_rank_tree_free(t);
 	return -1;
 }
