@@ -19,7 +19,7 @@ import pytest
 
 from conftest import (PLUGIN_SKIP_REASON, REPO, e2e_fabrics, fabric_id,
                       plugin_dir, run_script)
-from osmoffset.analyze import Analysis, natural_key
+from osmoffset.analyze import Analysis
 
 FABRICS = e2e_fabrics()
 LMCS = [0, 1, 2]
@@ -49,15 +49,10 @@ def guard_shuffle(order, seed):
 
 def guard_orders(an):
     """The guard's rank orders over the analyzer's hosts: (name, list of
-    orders).  Hosts are grouped by switch, switches in the order of the
-    first host name behind them, hosts by port."""
-    first = {}
-    for h in an.hosts:
-        k = natural_key(h.desc)
-        if h.leaf not in first or k < first[h.leaf]:
-            first[h.leaf] = k
-    leaf = sorted(range(len(an.hosts)), key=lambda i: (
-        first[an.hosts[i].leaf], an.hosts[i].leaf, an.hosts[i].leaf_port))
+    orders).  The leaf order is lft-analyze's topology order, which is the
+    plugin's routing order: hosts grouped by switch, switches in the order
+    of the first host name behind them, hosts by port."""
+    leaf = [int(r) for r in an.ranks]
     n = len(leaf)
     out = [("leaf order", [leaf])]
     if n >= 8:
@@ -79,7 +74,8 @@ def scores(run, lmc):
     assert an.valid, an.problems[:5]
     assert an.credit_loops() is None, "credit loop"
     out = {}
-    for name, orders in guard_orders(an):
+    cells = guard_orders(an)
+    for name, orders in cells:
         for spread in ([False, True] if lmc else [False]):
             effs = []
             for order in orders:
@@ -87,7 +83,7 @@ def scores(run, lmc):
                 effs.append(an._eff(an.shift(spread)))
             out[(name, "spread" if spread else "base")] = float(
                 np.mean(effs))
-    an.ranks = np.array(guard_orders(an)[0][1][0], dtype=np.int64)
+    an.ranks = np.array(cells[0][1][0], dtype=np.int64)
     for k in range(1, 1 << lmc):
         out[("leaf order", "base+%d" % k)] = offset_shift(an, k)
     return out
