@@ -1,3 +1,5 @@
-"""osmoffset Python tooling: fabric/LFT parsers and routing analysis."""
+"""osmoffset Python tooling: fabric/LFT readers, the ibsim/OpenSM runner,
+routing analysis, and the command-line tools (osmoffset.cli)."""
 
-__version__ = "0.1"
+# Kept equal to AC_INIT's version in configure.ac (a test checks it).
+__version__ = "0.1.0"
