@@ -34,6 +34,7 @@ struct reach_work {
 	uint8_t *state;		/* per switch, for the LID at hand */
 	uint32_t *path;		/* switches of the walk being followed */
 	uint32_t *holes;	/* switches without an entry */
+	uint32_t *cas;		/* per switch: CA ports cabled to it */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
 	size_t num_fills;
 	size_t max_fills;
@@ -148,10 +149,41 @@ static int hops_to_dest(const struct oo_reach_net *net, uint32_t s,
 }
 
 /*
+ * The cost of turning a LID at t: hops in all from the num_holes switches
+ * to t and on to the LID; UINT64_MAX when some hole does not get to t or
+ * t does not deliver the LID.
+ */
+static uint64_t turn_cost(const struct oo_reach_net *net,
+			  const struct reach_work *w, unsigned num_holes,
+			  uint32_t dest, unsigned lid, uint32_t t)
+{
+	uint64_t cost;
+	unsigned h;
+	int d;
+
+	if (w->state[t] != WALK_OK || !net->sw_lid[t])
+		return UINT64_MAX;
+	d = hops_to_dest(net, t, dest, lid);
+	if (d < 0)
+		return UINT64_MAX;
+	cost = (uint64_t)d * num_holes;
+	for (h = 0; h < num_holes; h++) {
+		int x = hops_to_switch(net, w->holes[h], t);
+
+		if (x < 0)
+			return UINT64_MAX;
+		cost += (uint64_t)x;
+	}
+	return cost;
+}
+
+/*
  * The turn switch for a LID that num_holes switches have no entry for:
- * among the switches that reach it, the one with the fewest hops in all
- * from the holes to it and on to the LID; ties to the lowest index.
- * Returns the switch, or OO_EVAL_NONE when no switch will do.
+ * among the switches that reach it, one with the fewest hops in all from
+ * the holes to it and on to the LID; of these the one with the fewest CA
+ * ports (its links carry the least traffic of their own: an empty edge
+ * switch is best), then the lowest index.  The LIDs of a CA then turn at
+ * one switch.  Returns the switch, or OO_EVAL_NONE when no switch will do.
  */
 static uint32_t pick_turn(const struct oo_reach_net *net,
 			  const struct reach_work *w, unsigned num_holes,
@@ -159,26 +191,14 @@ static uint32_t pick_turn(const struct oo_reach_net *net,
 {
 	uint64_t best_cost = UINT64_MAX;
 	uint32_t best = OO_EVAL_NONE, t;
-	unsigned h;
 
 	for (t = 0; t < net->num_sw; t++) {
-		uint64_t cost;
-		int d;
+		uint64_t cost = turn_cost(net, w, num_holes, dest, lid, t);
 
-		if (w->state[t] != WALK_OK || !net->sw_lid[t])
+		if (cost == UINT64_MAX)
 			continue;
-		d = hops_to_dest(net, t, dest, lid);
-		if (d < 0)
-			continue;
-		cost = (uint64_t)d * num_holes;
-		for (h = 0; h < num_holes && cost < best_cost; h++) {
-			int x = hops_to_switch(net, w->holes[h], t);
-
-			if (x < 0)
-				break;
-			cost += (uint64_t)x;
-		}
-		if (h == num_holes && cost < best_cost) {
+		if (cost < best_cost || (cost == best_cost &&
+					 w->cas[t] < w->cas[best])) {
 			best_cost = cost;
 			best = t;
 		}
@@ -377,19 +397,25 @@ static void free_work(struct reach_work *w)
 	free(w->state);
 	free(w->path);
 	free(w->holes);
+	free(w->cas);
 	free(w->fills);
 }
 
 static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 {
+	uint32_t d;
+
 	memset(w, 0, sizeof(*w));
 	w->state = calloc(net->num_sw + 1, 1);
 	w->path = calloc(net->num_sw + 1, sizeof(*w->path));
 	w->holes = calloc(net->num_sw + 1, sizeof(*w->holes));
-	if (!w->state || !w->path || !w->holes) {
+	w->cas = calloc(net->num_sw + 1, sizeof(*w->cas));
+	if (!w->state || !w->path || !w->holes || !w->cas) {
 		free_work(w);
 		return -1;
 	}
+	for (d = 0; d < net->num_dests; d++)
+		w->cas[net->dest_sw[d]]++;
 	return 0;
 }
 

@@ -109,6 +109,7 @@ static int wrap_ucast_build_fwd_tables(void *context)
 		      oo_guard_lfts(plugin->osm, build_ours, plugin,
 				    plugin->stock_lfts, plugin->stock_ctx) :
 		      build_ours(plugin))) {
+			/* whichever tables stay: fill what updn left empty */
 			if (plugin->opts.reach_all)
 				oo_reach_lfts(plugin->osm);
 			return 0;

@@ -1371,13 +1371,28 @@ START_TEST(reach_fills_a_ca_on_a_spine_through_a_leaf)
 	reach_model_init(&m);
 	reach_model_init(&before);
 	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	/* with both hosts on L0, L1 has no CA and is the turn switch */
+	{
+		struct reach_model m2;
+		struct oo_reach_result r2;
+
+		reach_model_init(&m2);
+		m2.dest_sw[1] = 0;	/* h1 now hangs off L0 port 2 */
+		m2.dest_port[1] = 2;
+		m2.lft[0][6] = 2;
+		m2.lft[1][6] = 3;
+		m2.lft[2][6] = 1;
+		m2.lft[3][6] = 1;
+		ck_assert_int_eq(oo_reach_fill(&m2.net, &r2), 0);
+		ck_assert_uint_eq(m2.lft[3][7], 2);
+	}
 	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
 	ck_assert_uint_eq(res.lids, 1);
 	ck_assert_uint_eq(res.filled, 1);
 	ck_assert_uint_eq(res.left, 0);
 	ck_assert_int_eq(res.cyclic, 0);
-	/* S1 sends m down to L0 (the turn switch: L0 and L1 tie, L0 is
-	   first), which sends it up to S0 */
+	/* S1 sends m down to L0, which sends it up to S0: L0 and L1 tie as
+	   turn switches (as many hops, one CA each), L0 comes first */
 	ck_assert_uint_eq(m.lft[3][7], 1);
 	for (s = 0; s < RN_SW; s++)
 		for (lid = 0; lid < RN_LIDS; lid++)
