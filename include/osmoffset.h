@@ -41,6 +41,8 @@ struct oo_options {
 	enum oo_hop_tables hop_tables;
 	int stock_guard;	/* keep the stock LFTs where ours score
 				   lower (default on) */
+	int reach_all;		/* fill the LFT entries up/down routing
+				   leaves empty, loop-free (default on) */
 };
 
 /*
@@ -56,6 +58,7 @@ struct oo_options {
  *			  port offsetting is on)
  *	stock_guard	= on | off  (default on; also yes/no, true/false,
  *			  1/0)
+ *	reach_all	= on | off  (default on; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -389,5 +392,51 @@ void oo_rank_tree_free(struct oo_rank_tree *t);
  * digits compare by value ("h9" < "h10").  Returns <0, 0 or >0.
  */
 int oo_natural_cmp(const char *a, const char *b);
+
+/*
+ * Reach every LID (osm_offset_reach.c).  Up/down routing leaves a switch
+ * without an LFT entry for a CA it could only reach down and up again (a
+ * management HCA or SHARP node on a spine).  oo_reach_fill() gives each
+ * such LID one turn switch that reaches it, chosen for the fewest hops in
+ * all, and sends the LID from every switch without an entry the way that
+ * switch sends the turn switch's own LID.  It changes no entry that was
+ * there.  The fills stay only where the channel dependencies of all the
+ * tables stay acyclic (no credit loop): all of them if they can, else
+ * those of each destination that keep them so, in destination order.
+ */
+#define OO_LFT_NONE 0xff	/* no entry: OpenSM's OSM_NO_PATH */
+
+struct oo_reach_net {
+	unsigned num_sw;
+	unsigned stride;		/* more than any port number */
+	const uint32_t *next;		/* num_sw * stride: switch behind
+					   each port, or OO_EVAL_NONE */
+	const uint8_t *rport;		/* num_sw * stride: its port there */
+	uint8_t *const *lft;		/* per switch: port by LID */
+	const unsigned *lft_len;	/* per switch: LIDs in its lft */
+	const uint16_t *sw_lid;		/* per switch: its LID, 0 if none */
+	unsigned num_dests;		/* CA ports */
+	const uint32_t *dest_sw;	/* per CA port: its switch */
+	const uint8_t *dest_port;	/* per CA port: that switch's port */
+	const uint16_t *dest_lid;	/* per CA port: base LID */
+	unsigned lids_per_port;		/* 2^LMC */
+};
+
+struct oo_reach_result {
+	unsigned lids;		/* LIDs some switch had no entry for */
+	unsigned filled;	/* entries filled */
+	unsigned left;		/* entries left empty */
+	int cyclic;		/* all fills at once would close a loop */
+};
+
+/* Returns 0, or -1 (no memory) with the tables as they were. */
+int oo_reach_fill(const struct oo_reach_net *net,
+		  struct oo_reach_result *res);
+
+/*
+ * Whether the channel dependencies of the tables (every LID from every
+ * switch) have no cycle: 1 acyclic, 0 a cycle, -1 no memory.
+ */
+int oo_reach_acyclic(const struct oo_reach_net *net);
 
 #endif				/* OSMOFFSET_H */

@@ -64,4 +64,12 @@ typedef int (*oo_lft_builder)(void *context);
 int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
 		  void *ours_ctx, oo_lft_builder stock, void *stock_ctx);
 
+/*
+ * The reach pass (osm_ucast_offset_reach.c): fill the new LFT entries
+ * up/down routing left empty, where that closes no credit loop (see
+ * oo_reach_fill()).  Returns 0, or -1 (no memory, logged) with the
+ * tables as they were.
+ */
+int oo_reach_lfts(struct osm_opensm *osm);
+
 #endif				/* OSMOFFSET_GLUE_H */

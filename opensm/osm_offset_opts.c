@@ -99,6 +99,7 @@ static const char *own_key(const char *key)
 #define SEEN_RULE 0x1
 #define SEEN_HOPS 0x2
 #define SEEN_GUARD 0x4
+#define SEEN_REACH 0x8
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -157,25 +158,25 @@ static int parse_switch(const char *value, int *on)
 	return 0;
 }
 
-static int parse_stock_guard(const char *value, struct oo_options *opts,
-			     int *seen, char *err, size_t err_len)
+/* A key that is on or off: stock_guard, reach_all. */
+static int parse_on_off(const char *key, const char *value, int bit,
+			int *field, int *seen, char *err, size_t err_len)
 {
 	int on;
 
 	if (parse_switch(value, &on)) {
 		snprintf(err, err_len, "event_plugin_options: "
-			 "stock_guard value '%s' is not one of on, off",
-			 value);
+			 "%s value '%s' is not one of on, off", key, value);
 		return -1;
 	}
-	if ((*seen & SEEN_GUARD) && on != opts->stock_guard) {
+	if ((*seen & bit) && on != *field) {
 		snprintf(err, err_len, "event_plugin_options: "
-			 "stock_guard is given twice, as %s and as %s",
-			 opts->stock_guard ? "on" : "off", on ? "on" : "off");
+			 "%s is given twice, as %s and as %s", key,
+			 *field ? "on" : "off", on ? "on" : "off");
 		return -1;
 	}
-	*seen |= SEEN_GUARD;
-	opts->stock_guard = on;
+	*seen |= bit;
+	*field = on;
 	return 0;
 }
 
@@ -201,9 +202,14 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (!strcasecmp(key, "hop_tables"))
 		return parse_hop_tables_key(value, opts, seen, err, err_len);
 	if (!strcasecmp(key, "stock_guard"))
-		return parse_stock_guard(value, opts, seen, err, err_len);
+		return parse_on_off("stock_guard", value, SEEN_GUARD,
+				    &opts->stock_guard, seen, err, err_len);
+	if (!strcasecmp(key, "reach_all"))
+		return parse_on_off("reach_all", value, SEEN_REACH,
+				    &opts->reach_all, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
-		 "(known: port_offsetting, hop_tables, stock_guard)", token);
+		 "(known: port_offsetting, hop_tables, stock_guard, "
+		 "reach_all)", token);
 	return -1;
 }
 
@@ -212,6 +218,7 @@ static void set_defaults(struct oo_options *opts)
 	opts->rule = OO_RULE_OFF;
 	opts->hop_tables = OO_HOPS_FAST;
 	opts->stock_guard = 1;
+	opts->reach_all = 1;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

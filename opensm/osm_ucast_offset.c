@@ -108,8 +108,12 @@ static int wrap_ucast_build_fwd_tables(void *context)
 		if (!(plugin->opts.stock_guard ?
 		      oo_guard_lfts(plugin->osm, build_ours, plugin,
 				    plugin->stock_lfts, plugin->stock_ctx) :
-		      build_ours(plugin)))
+		      build_ours(plugin))) {
+			/* whichever tables stay: fill what updn left empty */
+			if (plugin->opts.reach_all)
+				oo_reach_lfts(plugin->osm);
 			return 0;
+		}
 		OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F04: "
 			"port offsetting could not build the LFTs (no memory, "
 			"a switch without tables or a tree deeper than %d "

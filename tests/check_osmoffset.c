@@ -1286,6 +1286,183 @@ START_TEST(far_slot_keeps_off_the_neighbours)
 }
 END_TEST
 
+
+/*
+ * The reach pass on two leaves (L0 = 0, L1 = 1) under two spines (S0 = 2,
+ * S1 = 3).  Ports: leaves 1 host, 3 -> S0, 4 -> S1; spines 1 -> L0,
+ * 2 -> L1, 3 -> a CA (management HCA m on S0).  LIDs: switches 1-4, h0 5,
+ * h1 6, m 7.  The tables are what updn with the spines as roots leaves:
+ * S1 has no entry for m (down to a leaf, up to S0), nor the two spines
+ * for each other's LID.
+ */
+#define RN_SW 4
+#define RN_STRIDE 5
+#define RN_LIDS 8
+
+struct reach_model {
+	uint32_t next[RN_SW * RN_STRIDE];
+	uint8_t rport[RN_SW * RN_STRIDE];
+	uint8_t lft[RN_SW][RN_LIDS];
+	uint8_t *rows[RN_SW];
+	unsigned len[RN_SW];
+	uint16_t sw_lid[RN_SW];
+	uint32_t dest_sw[3];
+	uint8_t dest_port[3];
+	uint16_t dest_lid[3];
+	struct oo_reach_net net;
+};
+
+static void reach_link(struct reach_model *m, unsigned a, unsigned pa,
+		       unsigned b, unsigned pb)
+{
+	m->next[a * RN_STRIDE + pa] = b;
+	m->rport[a * RN_STRIDE + pa] = (uint8_t)pb;
+	m->next[b * RN_STRIDE + pb] = a;
+	m->rport[b * RN_STRIDE + pb] = (uint8_t)pa;
+}
+
+static void reach_model_init(struct reach_model *m)
+{
+	static const uint8_t updn[RN_SW][RN_LIDS] = {
+		/*  -  L0 L1 S0 S1 h0 h1 m */
+		{ 255, 0, 3, 3, 4, 1, 3, 3 },		/* L0 */
+		{ 255, 3, 0, 3, 4, 3, 1, 3 },		/* L1 */
+		{ 255, 1, 2, 0, 255, 1, 2, 3 },		/* S0 */
+		{ 255, 1, 2, 255, 0, 1, 2, 255 },	/* S1 */
+	};
+	unsigned s;
+
+	memset(m, 0, sizeof(*m));
+	for (s = 0; s < RN_SW * RN_STRIDE; s++)
+		m->next[s] = OO_EVAL_NONE;
+	reach_link(m, 0, 3, 2, 1);
+	reach_link(m, 0, 4, 3, 1);
+	reach_link(m, 1, 3, 2, 2);
+	reach_link(m, 1, 4, 3, 2);
+	memcpy(m->lft, updn, sizeof(updn));
+	for (s = 0; s < RN_SW; s++) {
+		m->rows[s] = m->lft[s];
+		m->len[s] = RN_LIDS;
+		m->sw_lid[s] = (uint16_t)(s + 1);
+	}
+	m->dest_sw[0] = 0; m->dest_port[0] = 1; m->dest_lid[0] = 5;
+	m->dest_sw[1] = 1; m->dest_port[1] = 1; m->dest_lid[1] = 6;
+	m->dest_sw[2] = 2; m->dest_port[2] = 3; m->dest_lid[2] = 7;
+	m->net.num_sw = RN_SW;
+	m->net.stride = RN_STRIDE;
+	m->net.next = m->next;
+	m->net.rport = m->rport;
+	m->net.lft = m->rows;
+	m->net.lft_len = m->len;
+	m->net.sw_lid = m->sw_lid;
+	m->net.num_dests = 3;
+	m->net.dest_sw = m->dest_sw;
+	m->net.dest_port = m->dest_port;
+	m->net.dest_lid = m->dest_lid;
+	m->net.lids_per_port = 1;
+}
+
+START_TEST(reach_fills_a_ca_on_a_spine_through_a_leaf)
+{
+	struct reach_model m, before;
+	struct oo_reach_result res;
+	unsigned s, lid;
+
+	reach_model_init(&m);
+	reach_model_init(&before);
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	/* with both hosts on L0, L1 has no CA and is the turn switch */
+	{
+		struct reach_model m2;
+		struct oo_reach_result r2;
+
+		reach_model_init(&m2);
+		m2.dest_sw[1] = 0;	/* h1 now hangs off L0 port 2 */
+		m2.dest_port[1] = 2;
+		m2.lft[0][6] = 2;
+		m2.lft[1][6] = 3;
+		m2.lft[2][6] = 1;
+		m2.lft[3][6] = 1;
+		ck_assert_int_eq(oo_reach_fill(&m2.net, &r2), 0);
+		ck_assert_uint_eq(m2.lft[3][7], 2);
+	}
+	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_uint_eq(res.lids, 1);
+	ck_assert_uint_eq(res.filled, 1);
+	ck_assert_uint_eq(res.left, 0);
+	ck_assert_int_eq(res.cyclic, 0);
+	/* S1 sends m down to L0, which sends it up to S0: L0 and L1 tie as
+	   turn switches (as many hops, one CA each), L0 comes first */
+	ck_assert_uint_eq(m.lft[3][7], 1);
+	for (s = 0; s < RN_SW; s++)
+		for (lid = 0; lid < RN_LIDS; lid++)
+			if (s != 3 || lid != 7)
+				ck_assert_uint_eq(m.lft[s][lid],
+						  before.lft[s][lid]);
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+}
+END_TEST
+
+START_TEST(reach_leaves_a_lid_no_switch_reaches)
+{
+	struct reach_model m;
+	struct oo_reach_result res;
+	unsigned s;
+
+	reach_model_init(&m);
+	for (s = 0; s < RN_SW; s++)
+		m.lft[s][7] = OO_LFT_NONE;
+	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_uint_eq(res.filled, 0);
+	ck_assert_uint_eq(res.left, RN_SW);
+	for (s = 0; s < RN_SW; s++)
+		ck_assert_uint_eq(m.lft[s][7], OO_LFT_NONE);
+}
+END_TEST
+
+START_TEST(reach_finds_credit_loops)
+{
+	struct reach_model m;
+
+	/* m0 = LID 7 on S0 port 3, m1 = LID 4 taken as a CA on S1: S1 turns
+	   m0 at L0, S0 turns m1 at L1, and the hosts cross over: L0 -> S0 ->
+	   L1 -> S1 -> L0 -> S0 is a ring of channels that wait on each other
+	   with no LFT loop at all */
+	reach_model_init(&m);
+	m.lft[3][7] = 1;	/* S1: m0 down to L0 */
+	m.lft[0][7] = 3;	/* L0: up to S0 */
+	m.lft[2][4] = 2;	/* S0: S1's LID down to L1 */
+	m.lft[1][4] = 4;	/* L1: up to S1 */
+	m.lft[0][6] = 3;	/* L0 -> h1 over S0 */
+	m.lft[1][5] = 4;	/* L1 -> h0 over S1 */
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
+	/* both turns at L0: no ring */
+	m.lft[2][4] = 1;
+	m.lft[0][4] = 4;
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	/* a routing loop is a credit loop too */
+	m.lft[1][5] = 3;
+	m.lft[2][5] = 2;
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
+}
+END_TEST
+
+START_TEST(reach_all_option)
+{
+	struct oo_options o;
+	char err[256];
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.reach_all, 1);
+	ck_assert_int_eq(oo_options_parse("reach_all=off port_offsetting=on",
+					  &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(o.reach_all, 0);
+	ck_assert_int_eq(o.stock_guard, 1);
+	parse_bad("reach_all=plain", "reach_all value 'plain'");
+	parse_bad("reach_all=on reach_all=off", "reach_all is given twice");
+}
+END_TEST
 static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
@@ -1295,6 +1472,7 @@ static Suite *osmoffset_suite(void)
 	TCase *hop = tcase_create("hop tables");
 	TCase *ev = tcase_create("stock guard");
 	TCase *rk = tcase_create("tree ranking");
+	TCase *rc = tcase_create("reach");
 
 	tcase_add_test(sel, rotation_start_follows_paths_routed);
 	tcase_add_test(sel, select_prefers_least_loaded);
@@ -1330,6 +1508,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, rule_names);
 	tcase_add_test(opt, natural_order_of_names);
 	tcase_add_test(opt, stock_guard_option);
+	tcase_add_test(opt, reach_all_option);
 	suite_add_tcase(s, opt);
 
 	tcase_add_test(ev, eval_scores_shift_rounds);
@@ -1346,6 +1525,11 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rk, rank_director_is_three_levels);
 	tcase_add_test(rk, rank_without_hosts_has_no_levels);
 	suite_add_tcase(s, rk);
+
+	tcase_add_test(rc, reach_fills_a_ca_on_a_spine_through_a_leaf);
+	tcase_add_test(rc, reach_leaves_a_lid_no_switch_reaches);
+	tcase_add_test(rc, reach_finds_credit_loops);
+	suite_add_tcase(s, rc);
 	return s;
 }
 

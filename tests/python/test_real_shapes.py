@@ -15,11 +15,9 @@ names, and judged by scripts/lft-analyze (topology order):
   * offsetting's shift-alltoall efficiency (base LIDs, and spread over the
     2^LMC LIDs at LMC 2) is at least stock updn's.
 
-Where the current plugin fails a requirement the case is marked
-xfail(strict=True) with the figures in the reason: fixing the plugin makes
-it pass, and then the mark must go.  Stock updn's own failures on these
-shapes (OpenSM's, which the plugin must beat) are pinned exactly by
-test_stock_updn_baseline.
+Stock updn's own failures on these shapes (OpenSM's, which the plugin
+must beat) are pinned exactly by test_stock_updn_baseline; the plugin's
+reach pass fills them (test_offsetting_reaches_every_ca_lid).
 """
 
 import json
@@ -52,22 +50,13 @@ STOCK_UNREACHABLE = {
     "sharp-ft2": {0: 108, 2: 432},
 }
 
-UNREACHABLE_NOW = {
-    "dir-2level-taper": "the current plugin, like stock updn, leaves the "
-    "management HCAs on line ASICs of one director unreachable from those "
-    "on the other (8 CA/LID pairs at LMC 0, 32 at LMC 2)",
-    "dir-3level": "the current plugin, like stock updn, leaves the SHARP "
-    "nodes of the two fabric ASICs (the updn roots) unreachable from each "
-    "other (2 pairs at LMC 0, 8 at LMC 2)",
-    "sharp-ft2": "the current plugin, like stock updn, leaves the SHARP "
-    "nodes of the spines unreachable from the other spines' SHARP nodes and "
-    "from edges that lost their cable to that spine (108 pairs at LMC 0, "
-    "432 at LMC 2)",
+# What the plugin's reach pass logs on each shape at LMC 0: CA LIDs some
+# switch had no updn entry for, and the entries it filled (none left)
+REACH_LMC0 = {
+    "dir-2level-taper": (4, 24),
+    "dir-3level": (2, 2),
+    "sharp-ft2": (45, 72),
 }
-
-def xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
 
 def need_mode(mode):
     if mode != "stock" and plugin_dir() is None:
@@ -119,12 +108,12 @@ def test_stock_updn_baseline(sim_cache, fab, lmc):
     assert res["unreachable_pairs"] == STOCK_UNREACHABLE[fabric_id(fab)][lmc]
 
 
-@pytest.mark.parametrize("fab,lmc", [
-    pytest.param(f, l, marks=[xfail(UNREACHABLE_NOW[fabric_id(f)])]
-                 if fabric_id(f) in UNREACHABLE_NOW else [],
-                 id="%s-lmc%d" % (fabric_id(f), l))
-    for f in FABRICS for l in LMCS])
+@pytest.mark.parametrize("lmc", LMCS)
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
 def test_offsetting_reaches_every_ca_lid(sim_cache, fab, lmc):
+    """Where stock updn leaves CA LIDs unreachable (a down/up turn), the
+    reach pass fills them; lft-analyze also finds no credit loop
+    (test_no_credit_loop)."""
     res = analysis(sim_cache, fab, lmc, "on")
     assert res["lmc"] == lmc
     assert res["unreachable_pairs"] == 0, res["problems"][:10]
@@ -157,6 +146,42 @@ def test_shift_efficiency_not_below_stock(sim_cache, fab, lmc, traffic):
                      "stock")["shift"][traffic]["efficiency"]
     assert on >= stock - 1e-9, "offsetting %.4f < stock updn %.4f" % (
         on, stock)
+
+
+@pytest.mark.parametrize("fab", FABRICS, ids=fabric_id)
+def test_reach_pass_logs_what_it_filled(sim_cache, fab):
+    run = get_run(sim_cache, fab, 0, "on")
+    with open(run.path("osm.log")) as f:
+        lines = [l for l in f if "osmoffset: reach:" in l]
+    want = REACH_LMC0.get(fabric_id(fab))
+    if want is None:
+        assert lines == []
+        return
+    assert len(lines) == 1, lines
+    assert ("reach: %d CA LIDs had no LFT entry on some switches; %d "
+            "entries filled through a down/up turn, 0 left empty"
+            % want) in lines[0]
+
+
+def test_reach_all_off_leaves_updns_holes(tmp_path):
+    """reach_all=off: the entries updn leaves empty stay empty, exactly
+    stock updn's unreachable pairs."""
+    need_mode("on")
+    fab = "sharp-ft2.net"
+    out = tmp_path / "run"
+    proc = run_osm_sim(["--net", fabric_path(fab), "--out", str(out),
+                        "--lmc", "0", "--quiet", "--port-offsetting", "on",
+                        "--plugin-option", "reach_all=off",
+                        "--plugin-dir", plugin_dir()])
+    assert proc.returncode == 0, proc.stderr
+    with open(str(out / "osm.log")) as f:
+        assert "osmoffset: reach:" not in f.read()
+    proc = run_script(LFT_ANALYZE, [
+        "--lfts", str(out / "opensm-lfts.dump"),
+        "--topology", str(out / "opensm-subnet.lst"),
+        "--bisections", "1", "--json"])
+    res = json.loads(proc.stdout)
+    assert res["unreachable_pairs"] == STOCK_UNREACHABLE["sharp-ft2"][0]
 
 
 @pytest.mark.parametrize("fab", [f for f in FABRICS

@@ -79,7 +79,7 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
     ("port_offsetting=maybe",
      "port_offsetting value 'maybe' is not one of off, on, coordinated, "
      "plain"),
-    ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, stock_guard)"),
+    ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, stock_guard, reach_all)"),
     ("port_offsetting=on hop_tables=slow",
      "hop_tables value 'slow' is not one of fast, stock"),
     (LONG_TOKEN, "token starting 'port_offsetting=xxxx' is longer than 127 "

@@ -1,0 +1,498 @@
+/*
+ * osmoffset - reach every LID: fill the holes up/down routing leaves
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ *
+ * Up/down routing forbids a down link followed by an up link.  A CA cabled
+ * to a switch near the roots (a management HCA on a spine, a SHARP
+ * aggregation node on a spine ASIC) is then out of reach of the switches
+ * that can only get to it down and up again: updn leaves their LFT entry
+ * empty.  Here each such LID gets one turn switch T, a switch that reaches
+ * it; every switch without an entry sends the LID the way it sends T's own
+ * LID, so the packet takes the down/up turn at T or at a switch on the way
+ * that reaches the LID.  The fills stay only if the channel dependencies
+ * of all LFTs together have no cycle (no credit loop can form), else they
+ * are taken back.  Free of OpenSM types: the glue hands in plain arrays.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "osmoffset.h"
+
+enum walk_state {
+	WALK_UNKNOWN = 0,
+	WALK_OK,		/* the LID gets delivered from here */
+	WALK_BAD,		/* dead end or loop */
+	WALK_ACTIVE,		/* on the path being followed */
+};
+
+struct reach_work {
+	uint8_t *state;		/* per switch, for the LID at hand */
+	uint32_t *path;		/* switches of the walk being followed */
+	uint32_t *holes;	/* switches without an entry */
+	uint32_t *cas;		/* per switch: CA ports cabled to it */
+	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
+	size_t num_fills;
+	size_t max_fills;
+};
+
+static int valid_port(const struct oo_reach_net *net, uint8_t port)
+{
+	return port && port != OO_LFT_NONE && port < net->stride;
+}
+
+static uint8_t entry(const struct oo_reach_net *net, uint32_t s,
+		     unsigned lid)
+{
+	return lid < net->lft_len[s] ? net->lft[s][lid] : OO_LFT_NONE;
+}
+
+/* Whether the LID leaves switch s out of port to the CA that owns it. */
+static int delivers(const struct oo_reach_net *net, uint32_t s,
+		    uint8_t port, uint32_t dest)
+{
+	return s == net->dest_sw[dest] && port == net->dest_port[dest];
+}
+
+/*
+ * Follow the LID of dest from s until a switch whose state is known, a
+ * delivery, a dead end or a loop; every switch met gets the outcome.
+ */
+static void walk_from(const struct oo_reach_net *net, struct reach_work *w,
+		      uint32_t dest, unsigned lid, uint32_t s)
+{
+	unsigned n = 0, i;
+	uint8_t outcome = WALK_BAD;
+
+	while (w->state[s] == WALK_UNKNOWN) {
+		uint8_t port = entry(net, s, lid);
+		uint32_t t;
+
+		w->state[s] = WALK_ACTIVE;
+		w->path[n++] = s;
+		if (!valid_port(net, port))
+			break;
+		if (delivers(net, s, port, dest)) {
+			outcome = WALK_OK;
+			break;
+		}
+		t = net->next[(size_t)s * net->stride + port];
+		if (t == OO_EVAL_NONE)
+			break;
+		s = t;
+	}
+	if (n && w->state[s] == WALK_OK && w->path[n - 1] != s)
+		outcome = WALK_OK;
+	else if (n && w->state[s] == WALK_BAD && w->path[n - 1] != s)
+		outcome = WALK_BAD;
+	for (i = 0; i < n; i++)
+		w->state[w->path[i]] = outcome;
+}
+
+/* The state of every switch toward one LID. */
+static void walk_all(const struct oo_reach_net *net, struct reach_work *w,
+		     uint32_t dest, unsigned lid)
+{
+	uint32_t s;
+
+	memset(w->state, WALK_UNKNOWN, net->num_sw);
+	for (s = 0; s < net->num_sw; s++)
+		walk_from(net, w, dest, lid, s);
+}
+
+/*
+ * Hops from s to switch t along the LFT entries of t's LID, or -1 when
+ * they do not get there.
+ */
+static int hops_to_switch(const struct oo_reach_net *net, uint32_t s,
+			  uint32_t t)
+{
+	unsigned lid = net->sw_lid[t], hops;
+
+	for (hops = 0; hops <= net->num_sw; hops++) {
+		uint8_t port;
+
+		if (s == t)
+			return (int)hops;
+		port = entry(net, s, lid);
+		if (!valid_port(net, port))
+			return -1;
+		s = net->next[(size_t)s * net->stride + port];
+		if (s == OO_EVAL_NONE)
+			return -1;
+	}
+	return -1;
+}
+
+/* Hops from s to the LID's delivery, the LFTs taken as they are. */
+static int hops_to_dest(const struct oo_reach_net *net, uint32_t s,
+			uint32_t dest, unsigned lid)
+{
+	unsigned hops;
+
+	for (hops = 0; hops <= net->num_sw; hops++) {
+		uint8_t port = entry(net, s, lid);
+
+		if (!valid_port(net, port))
+			return -1;
+		if (delivers(net, s, port, dest))
+			return (int)hops;
+		s = net->next[(size_t)s * net->stride + port];
+		if (s == OO_EVAL_NONE)
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * The cost of turning a LID at t: hops in all from the num_holes switches
+ * to t and on to the LID; UINT64_MAX when some hole does not get to t or
+ * t does not deliver the LID.
+ */
+static uint64_t turn_cost(const struct oo_reach_net *net,
+			  const struct reach_work *w, unsigned num_holes,
+			  uint32_t dest, unsigned lid, uint32_t t)
+{
+	uint64_t cost;
+	unsigned h;
+	int d;
+
+	if (w->state[t] != WALK_OK || !net->sw_lid[t])
+		return UINT64_MAX;
+	d = hops_to_dest(net, t, dest, lid);
+	if (d < 0)
+		return UINT64_MAX;
+	cost = (uint64_t)d * num_holes;
+	for (h = 0; h < num_holes; h++) {
+		int x = hops_to_switch(net, w->holes[h], t);
+
+		if (x < 0)
+			return UINT64_MAX;
+		cost += (uint64_t)x;
+	}
+	return cost;
+}
+
+/*
+ * The turn switch for a LID that num_holes switches have no entry for:
+ * among the switches that reach it, one with the fewest hops in all from
+ * the holes to it and on to the LID; of these the one with the fewest CA
+ * ports (its links carry the least traffic of their own: an empty edge
+ * switch is best), then the lowest index.  The LIDs of a CA then turn at
+ * one switch.  Returns the switch, or OO_EVAL_NONE when no switch will do.
+ */
+static uint32_t pick_turn(const struct oo_reach_net *net,
+			  const struct reach_work *w, unsigned num_holes,
+			  uint32_t dest, unsigned lid)
+{
+	uint64_t best_cost = UINT64_MAX;
+	uint32_t best = OO_EVAL_NONE, t;
+
+	for (t = 0; t < net->num_sw; t++) {
+		uint64_t cost = turn_cost(net, w, num_holes, dest, lid, t);
+
+		if (cost == UINT64_MAX)
+			continue;
+		if (cost < best_cost || (cost == best_cost &&
+					 w->cas[t] < w->cas[best])) {
+			best_cost = cost;
+			best = t;
+		}
+	}
+	return best;
+}
+
+static void undo_fills(const struct oo_reach_net *net, struct reach_work *w,
+		       size_t from)
+{
+	while (w->num_fills > from) {
+		w->num_fills--;
+		net->lft[w->fills[2 * w->num_fills]]
+		    [w->fills[2 * w->num_fills + 1]] = OO_LFT_NONE;
+	}
+}
+
+/* Room for n more fills; -1 when there is no memory for it. */
+static int reserve_fills(struct reach_work *w, size_t n)
+{
+	uint32_t *more;
+	size_t max;
+
+	if (w->num_fills + n <= w->max_fills)
+		return 0;
+	max = 2 * (w->num_fills + n) + 64;
+	more = realloc(w->fills, sizeof(*more) * 2 * max);
+	if (!more)
+		return -1;
+	w->fills = more;
+	w->max_fills = max;
+	return 0;
+}
+
+/*
+ * Fill the holes of one LID toward a turn switch.  Returns the entries
+ * filled (the fills of a LID that would not then be delivered from every
+ * filled switch are taken back), and counts the holes left in *left.
+ */
+static unsigned fill_lid(const struct oo_reach_net *net,
+			 struct reach_work *w, uint32_t dest, unsigned lid,
+			 unsigned *left)
+{
+	unsigned num_holes = 0, h;
+	size_t start = w->num_fills;
+	uint32_t s, turn;
+
+	walk_all(net, w, dest, lid);
+	for (s = 0; s < net->num_sw; s++)
+		if (w->state[s] == WALK_BAD && lid < net->lft_len[s] &&
+		    net->lft[s][lid] == OO_LFT_NONE)
+			w->holes[num_holes++] = s;
+	if (!num_holes)
+		return 0;
+	turn = pick_turn(net, w, num_holes, dest, lid);
+	if (turn == OO_EVAL_NONE) {
+		*left += num_holes;
+		return 0;
+	}
+	if (reserve_fills(w, num_holes)) {
+		*left += num_holes;
+		return 0;
+	}
+	for (h = 0; h < num_holes; h++) {
+		s = w->holes[h];
+		net->lft[s][lid] = entry(net, s, net->sw_lid[turn]);
+		w->fills[2 * w->num_fills] = s;
+		w->fills[2 * w->num_fills + 1] = lid;
+		w->num_fills++;
+	}
+	walk_all(net, w, dest, lid);
+	for (h = 0; h < num_holes; h++)
+		if (w->state[w->holes[h]] != WALK_OK) {
+			undo_fills(net, w, start);
+			*left += num_holes;
+			return 0;
+		}
+	return num_holes;
+}
+
+/**********************************************************************
+ * Credit loops: the channel dependency graph of the LFTs
+ **********************************************************************/
+
+struct dep_graph {
+	unsigned stride;
+	size_t nodes;		/* channels: switch * stride + in port */
+	uint8_t *bits;		/* per switch: in port x out port */
+	uint32_t *indeg;
+	uint32_t *queue;
+};
+
+static size_t dep_bit(const struct dep_graph *g, uint32_t t, unsigned in,
+		      unsigned out)
+{
+	return ((size_t)t * g->stride + in) * g->stride + out;
+}
+
+/*
+ * A packet of the LID that enters t through port in and leaves it through
+ * out toward another switch holds the first channel while it waits for
+ * the second: one dependency per (t, in, out), whatever the LID.
+ */
+static void mark_dependencies(const struct oo_reach_net *net,
+			      struct dep_graph *g)
+{
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++) {
+		unsigned lid;
+
+		for (lid = 1; lid < net->lft_len[s]; lid++) {
+			uint8_t p = net->lft[s][lid], q;
+			size_t at = (size_t)s * net->stride + p, b;
+			uint32_t t;
+
+			if (!valid_port(net, p) ||
+			    (t = net->next[at]) == OO_EVAL_NONE)
+				continue;
+			q = entry(net, t, lid);
+			if (!valid_port(net, q) || net->next[(size_t)t *
+			    net->stride + q] == OO_EVAL_NONE)
+				continue;
+			b = dep_bit(g, t, net->rport[at], q);
+			g->bits[b / 8] |= (uint8_t)(1U << (b % 8));
+		}
+	}
+}
+
+static int dep_set(const struct dep_graph *g, size_t b)
+{
+	return g->bits[b / 8] >> (b % 8) & 1;
+}
+
+/* Kahn's algorithm: whether every channel can be ordered. */
+static int dep_acyclic(const struct oo_reach_net *net, struct dep_graph *g)
+{
+	size_t node, head = 0, tail = 0;
+	unsigned q;
+
+	for (node = 0; node < g->nodes; node++)
+		for (q = 0; q < g->stride; q++)
+			if (dep_set(g, node * g->stride + q)) {
+				size_t at = node / g->stride * g->stride + q;
+
+				g->indeg[(size_t)net->next[at] * g->stride +
+					 net->rport[at]]++;
+			}
+	for (node = 0; node < g->nodes; node++)
+		if (!g->indeg[node])
+			g->queue[tail++] = (uint32_t)node;
+	while (head < tail) {
+		node = g->queue[head++];
+		for (q = 0; q < g->stride; q++) {
+			size_t at = node / g->stride * g->stride + q, v;
+
+			if (!dep_set(g, node * g->stride + q))
+				continue;
+			v = (size_t)net->next[at] * g->stride +
+			    net->rport[at];
+			if (!--g->indeg[v])
+				g->queue[tail++] = (uint32_t)v;
+		}
+	}
+	return tail == g->nodes;
+}
+
+int oo_reach_acyclic(const struct oo_reach_net *net)
+{
+	struct dep_graph g;
+	size_t bits;
+	int ret = -1;
+
+	g.stride = net->stride;
+	g.nodes = (size_t)net->num_sw * net->stride;
+	bits = g.nodes * net->stride;
+	g.bits = calloc(bits / 8 + 1, 1);
+	g.indeg = calloc(g.nodes + 1, sizeof(*g.indeg));
+	g.queue = malloc(sizeof(*g.queue) * (g.nodes + 1));
+	if (g.bits && g.indeg && g.queue) {
+		mark_dependencies(net, &g);
+		ret = dep_acyclic(net, &g);
+	}
+	free(g.bits);
+	free(g.indeg);
+	free(g.queue);
+	return ret;
+}
+
+/**********************************************************************
+ * The pass
+ **********************************************************************/
+
+static void free_work(struct reach_work *w)
+{
+	free(w->state);
+	free(w->path);
+	free(w->holes);
+	free(w->cas);
+	free(w->fills);
+}
+
+static int init_work(const struct oo_reach_net *net, struct reach_work *w)
+{
+	uint32_t d;
+
+	memset(w, 0, sizeof(*w));
+	w->state = calloc(net->num_sw + 1, 1);
+	w->path = calloc(net->num_sw + 1, sizeof(*w->path));
+	w->holes = calloc(net->num_sw + 1, sizeof(*w->holes));
+	w->cas = calloc(net->num_sw + 1, sizeof(*w->cas));
+	if (!w->state || !w->path || !w->holes || !w->cas) {
+		free_work(w);
+		return -1;
+	}
+	for (d = 0; d < net->num_dests; d++)
+		w->cas[net->dest_sw[d]]++;
+	return 0;
+}
+
+/* Fill the holes of every LID of dest; the number of LIDs with holes. */
+static unsigned fill_dest(const struct oo_reach_net *net,
+			  struct reach_work *w, uint32_t dest,
+			  struct oo_reach_result *res)
+{
+	unsigned o, lids = 0;
+
+	for (o = 0; o < net->lids_per_port; o++) {
+		unsigned left = 0, filled;
+
+		filled = fill_lid(net, w, dest, net->dest_lid[dest] + o,
+				  &left);
+		res->filled += filled;
+		res->left += left;
+		lids += filled || left;
+	}
+	return lids;
+}
+
+/*
+ * Every filled destination at once, else (a credit loop) one destination
+ * at a time, each kept only if the dependencies stay acyclic.
+ */
+static int keep_acyclic(const struct oo_reach_net *net, struct reach_work *w,
+			struct oo_reach_result *res)
+{
+	uint32_t d;
+	int ok = oo_reach_acyclic(net);
+
+	if (ok)
+		return ok < 0 ? -1 : 0;
+	res->cyclic = 1;
+	undo_fills(net, w, 0);
+	res->left += res->filled;
+	res->filled = 0;
+	for (d = 0; d < net->num_dests; d++) {
+		struct oo_reach_result one = { 0, 0, 0, 0 };
+		size_t start = w->num_fills;
+
+		if (!fill_dest(net, w, d, &one) || !one.filled)
+			continue;
+		ok = oo_reach_acyclic(net);
+		if (ok < 0) {
+			undo_fills(net, w, start);
+			return -1;
+		}
+		if (!ok) {
+			undo_fills(net, w, start);
+			continue;
+		}
+		res->filled += one.filled;
+		res->left -= one.filled;
+	}
+	return 0;
+}
+
+int oo_reach_fill(const struct oo_reach_net *net,
+		  struct oo_reach_result *res)
+{
+	struct reach_work w;
+	uint32_t d;
+	int ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!net->num_sw || !net->stride)
+		return 0;
+	if (init_work(net, &w))
+		return -1;
+	for (d = 0; d < net->num_dests; d++)
+		res->lids += fill_dest(net, &w, d, res);
+	if (res->filled && keep_acyclic(net, &w, res)) {
+		undo_fills(net, &w, 0);
+		ret = -1;
+	}
+	free_work(&w);
+	return ret;
+}
