@@ -14,8 +14,11 @@ import time
 
 import pytest
 
-from conftest import (PYTHON, REPO, TOPO_DIR, load_script, plugin_dir,
-                      requires_plugin, run_script)
+from conftest import (PYTHON, REPO, TOPO_DIR, plugin_dir, requires_plugin,
+                      run_script)
+from osmoffset.alltoall import bench as a2a_bench
+from osmoffset.alltoall import matrix, smconf
+from osmoffset.cli import alltoall_ab
 
 A2A_AB = os.path.join(REPO, "scripts", "alltoall-ab")
 OSM_SIM = os.path.join(REPO, "scripts", "osm-sim")
@@ -66,10 +69,6 @@ CONF_LMC2_ON = (
     "sm_priority 15")
 
 
-def load_ab():
-    return load_script(A2A_AB, "alltoall_ab")
-
-
 def run_ab(args, timeout=120, env=None):
     return run_script(A2A_AB, args, dict(MPI_ENV, **(env or {})), timeout)
 
@@ -87,14 +86,14 @@ def build_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bench(build_dir):
-    """The benchmark binary: $OSMOFFSET_A2A_BENCH (make check builds it),
-    else built by alltoall-ab --local-ranks."""
+    """The benchmark binary alltoall-ab finds: $OSMOFFSET_A2A_BENCH (make
+    check sets it), the source tree's build, an installed one; else built
+    by alltoall-ab --local-ranks."""
     if not (shutil.which("mpicc") and shutil.which("mpirun")):
         pytest.skip("mpicc/mpirun missing")
-    env = os.environ.get("OSMOFFSET_A2A_BENCH")
-    if env:
-        assert os.access(env, os.X_OK), "OSMOFFSET_A2A_BENCH=%s" % env
-        return env
+    found = a2a_bench.find_bench()
+    if found:
+        return found
     p = run_ab(["--local-ranks", "2", "--sizes", "8", "--iters", "1",
                 "--build-dir", build_dir])
     assert p.returncode == 0, p.stderr
@@ -199,26 +198,24 @@ def test_bench_bad_argument_all_ranks_exit_2(bench):
 # ----------------------------------------------------------------------
 
 def test_rewrite_conf_exact():
-    ab = load_ab()
-    assert ab.rewrite_conf(CONF, 2, "minhop", "on") == CONF_LMC2_ON
+    assert smconf.rewrite_conf(CONF, 2, "minhop", "on") == CONF_LMC2_ON
     # idempotent, and back to the same keys
-    assert ab.rewrite_conf(CONF_LMC2_ON, 2, "minhop", "on") == CONF_LMC2_ON
+    assert smconf.rewrite_conf(CONF_LMC2_ON, 2, "minhop", "on") == \
+        CONF_LMC2_ON
 
 
 def test_rewrite_conf_appends_missing_keys_crlf():
-    ab = load_ab()
     text = "sm_priority 1\r\n# lmc 3\r\n"
-    assert ab.rewrite_conf(text, 1, "updn", "off") == (
+    assert smconf.rewrite_conf(text, 1, "updn", "off") == (
         "sm_priority 1\r\n# lmc 3\r\n# added by alltoall-ab\r\n"
         "lmc 1\r\nrouting_engine updn\r\nevent_plugin_name osmoffset\r\n"
         "event_plugin_options port_offsetting=off\r\n")
 
 
 def test_matrix_order_and_baseline():
-    ab = load_ab()
-    args = ab.build_parser().parse_args(
+    args = alltoall_ab.build_parser().parse_args(
         ["--engines", "updn,minhop", "--lmc", "2,1", "--offsetting", "on"])
-    configs, added = ab.matrix(args)
+    configs, added = matrix.args_matrix(args)
     assert [c["name"] for c in configs] == [
         "updn-lmc0-off", "updn-lmc0-on", "updn-lmc1-off", "updn-lmc1-on",
         "updn-lmc2-off", "updn-lmc2-on", "minhop-lmc0-off", "minhop-lmc0-on",

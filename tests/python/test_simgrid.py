@@ -13,6 +13,8 @@ import pytest
 from conftest import REPO, SMALL_NET, requires_plugin, run_script, \
     run_with_plugin
 from osmoffset import fabric, rankorder, routes, schedule, simgrid
+from osmoffset.alltoall import StepError
+from osmoffset.alltoall import bench as a2a_bench
 
 AB = os.path.join(REPO, "scripts", "alltoall-ab")
 RANK_ORDER = os.path.join(REPO, "scripts", "rank-order")
@@ -233,12 +235,24 @@ def test_platform_routes_every_pair_through_the_lfts(tmp_path):
 def test_read_bench_csv_errors(tmp_path):
     f = tmp_path / "b.csv"
     f.write_text("pattern,ranks\n")
-    with pytest.raises(simgrid.SimError, match="not an a2a-bench CSV"):
-        simgrid.read_bench_csv(str(f))
-    f.write_text(",".join(simgrid.BENCH_HEADER) +
+    with pytest.raises(StepError, match="b.csv:1: not an a2a-bench CSV"):
+        a2a_bench.read_csv(str(f))
+    f.write_text(",".join(a2a_bench.HEADER) +
                  "\nalltoall,4,8,1,1,1,1,1,x\n")
-    with pytest.raises(simgrid.SimError, match=r"b.csv:2: bad number"):
-        simgrid.read_bench_csv(str(f))
+    with pytest.raises(StepError, match=r"b.csv:2: bad number"):
+        a2a_bench.read_csv(str(f))
+    f.write_text(",".join(a2a_bench.HEADER) + "\nalltoall,4,8\n")
+    with pytest.raises(StepError, match=r"b.csv:2: 3 fields, expected 9"):
+        a2a_bench.read_csv(str(f))
+    f.write_text(",".join(a2a_bench.HEADER) +
+                 "\nalltoall,4,8,1,1.5,2,2,3,4.25\n")
+    assert a2a_bench.read_csv(str(f), [8]) == [
+        {"pattern": "alltoall", "ranks": 4, "bytes": 8, "iterations": 1,
+         "min_us": 1.5, "median_us": 2.0, "mean_us": 2.0, "max_us": 3.0,
+         "bw_MBps": 4.25}]
+    with pytest.raises(StepError, match=r"b.csv: sizes \[8\], expected "
+                                        r"\[8, 16\]"):
+        a2a_bench.read_csv(str(f), [8, 16])
 
 
 # ----------------------------------------------------------------------
@@ -303,17 +317,12 @@ def test_simulate_bad_usage(args, message):
 
 @pytest.fixture(scope="module")
 def smpi_bench(tmp_path_factory):
-    """a2a-bench built with smpicc: $OSMOFFSET_A2A_BENCH_SMPI (make check
-    builds it), else built here."""
+    """a2a-bench built with smpicc as alltoall-ab finds it:
+    $OSMOFFSET_A2A_BENCH_SMPI (make check sets it), the source tree's
+    build, an installed one, else built here."""
     if not (shutil.which("smpicc") and shutil.which("smpirun")):
         pytest.skip("smpicc/smpirun missing (apt-get install libsimgrid-dev)")
-    env = os.environ.get("OSMOFFSET_A2A_BENCH_SMPI")
-    if env:
-        assert os.access(env, os.X_OK), "OSMOFFSET_A2A_BENCH_SMPI=%s" % env
-        return env
-    return simgrid.build_bench(
-        os.path.join(REPO, "bench", "alltoall", "a2a-bench.c"),
-        str(tmp_path_factory.mktemp("smpi") / "a2a-bench-smpi"))
+    return a2a_bench.smpi_bench(None, str(tmp_path_factory.mktemp("smpi")))
 
 
 @requires_plugin
