@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import REPO, SMALL_NET, requires_plugin, run_script, \
-    run_with_plugin
+from conftest import REPO, SMALL_NET, plugin_dir, requires_plugin, \
+    run_script, run_with_plugin
 from osmoffset import fabric, rankorder, routes, schedule, simgrid
 from osmoffset.alltoall import StepError
 from osmoffset.alltoall import bench as a2a_bench
@@ -362,3 +362,71 @@ def test_simulate_kary_offsetting_is_faster(smpi_bench, tmp_path):
     lines = csv_path.read_text().splitlines()
     assert lines[0].split(",") == simgrid.CSV_FIELDS
     assert len(lines) == 7
+
+
+def test_simulate_order_hostfile_uses_the_one_reader(tmp_path):
+    """--order FILE goes through rankorder.read_hostfile: its errors, with
+    file and line, are alltoall-ab's exit 2."""
+    if not shutil.which("smpirun"):
+        pytest.skip("smpirun missing (apt-get install libsimgrid-dev)")
+    d = tmp_path / "dump"
+    d.mkdir()
+    (d / "opensm-subnet.lst").write_text(SMALL_NET)
+    (d / "opensm-lfts.dump").write_text(lft_text(PORTS))
+    hf = tmp_path / "hosts"
+    hf.write_text("h2\nh0 slots=1\nnot-a-host\n")
+    rt = routes.Routes(fabric.load_topology(str(d / "opensm-subnet.lst")),
+                       fabric.load_lfts(str(d / "opensm-lfts.dump")))
+    with pytest.raises(fabric.InputError, match=r"hosts:3: unknown host "
+                                                r"'not-a-host'"):
+        rankorder.read_hostfile(str(hf), rt.hosts)
+    p = run_script(AB, ["--simulate", "--bench", "/bin/true", "--dumps",
+                        "a=%s" % d, "--order", "leaf,%s" % hf,
+                        "--no-analyze"])
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("alltoall-ab: --order: %s:3: unknown host "
+                               "'not-a-host'" % hf), p.stderr
+    assert len(p.stderr.splitlines()) == 1, p.stderr
+
+
+def test_bench_simulate_version_and_bad_case():
+    bs = os.path.join(REPO, "scripts", "bench-simulate")
+    p = run_script(bs, ["--version"])
+    assert p.stdout == "bench-simulate (osmoffset) 0.1.0\n"
+    p = run_script(bs, ["--cases", "nope"])
+    assert p.returncode == 2
+    assert p.stderr.startswith("bench-simulate: --cases: unknown case "
+                               "'nope'")
+
+
+@requires_plugin
+def test_bench_simulate_case_in_process(smpi_bench, tmp_path, monkeypatch):
+    """A small generated case through bench-simulate's library: gen-fabric,
+    the simulation in-process, the tables and the Markdown report."""
+    from osmoffset.alltoall import set_progress, simreport
+    if plugin_dir():
+        monkeypatch.setenv("OSMOFFSET_PLUGIN_DIR", plugin_dir())
+    set_progress(None)
+    case = ("ft2-4x2", 8, ["2level", "--leaves", "4", "--spines", "2",
+                           "--hosts-per-leaf", "2"],
+            "0,1", "leaf", "0,1", "64K", "2-level 4 x 2")
+    try:
+        res = simreport.run_case(str(tmp_path), case, 2, smpi_bench)
+    finally:
+        set_progress("stdout")
+    assert (tmp_path / "fabrics" / "ft2-4x2.net").is_file()
+    assert res["case"] == "ft2-4x2" and res["hosts"] == 8
+    assert res["generator"].startswith("gen-fabric 2level")
+    assert sorted((r["lmc"], r["port_offsetting"], r["lid_offset"])
+                  for r in res["rows"]) == [
+        (0, "off", 0), (0, "on", 0), (1, "off", 0), (1, "off", 1),
+        (1, "on", 0), (1, "on", 1)]
+    table = simreport.case_table(res)
+    assert len(table) == 2 + 6 and table[0].startswith("| LMC |")
+    cross = simreport.crosscheck([res])
+    assert len(cross) == 2 + 2        # LMC 0 and 1, leaf, base LIDs
+    doc = tmp_path / "doc.md"
+    simreport.write_doc(str(doc), ["--cases", "x"], [res], 1.0)
+    text = doc.read_text()
+    assert text.startswith("# Simulated MPI alltoall over OpenSM's routes")
+    assert "## ft2-4x2: 2-level 4 x 2, 8 ranks" in text
