@@ -91,7 +91,10 @@ def run(args, argv):
             os.path.abspath(args.doc))):
         raise UsageError("--doc %s: no such directory" % args.doc)
     out = os.path.abspath(args.out)
-    os.makedirs(out, exist_ok=True)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise UsageError("--out %s: %s" % (args.out, exc.strerror))
     t0 = time.time()
     results = [run_case(out, c, args.jobs, args.bench, log)
                for c in CASES if c[0] in names]
