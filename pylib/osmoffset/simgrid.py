@@ -12,10 +12,13 @@ platform file:
     the LFT entry of the destination's LID: its base LID, or base + k for
     the traffic of LID offset k.
 
-run_smpirun() runs a benchmark built with smpicc (bench/alltoall/a2a-bench.c
-compiled by smpicc, see build_bench()) under smpirun on such a platform with
-a hostfile that puts rank i on the i-th host, and returns the benchmark's
+run_smpirun() runs a benchmark built with smpicc (a2a-bench-smpi, see
+osmoffset.alltoall.bench) under smpirun on such a platform with a
+hostfile that puts rank i on the i-th host, and returns the benchmark's
 CSV rows with the wall time and peak memory (RSS) of the simulation.
+prepare_case() and run_case() do that for one case of alltoall-ab
+--simulate, add_slowdowns(), format_table() and csv_rows() make its
+table.
 
 What SMPI models: flow-level bandwidth sharing (max-min fairness over the
 links every message crosses), latency per link, the MPI library's
@@ -37,7 +40,6 @@ of 216 MiB need more memory mappings than Linux's vm.max_map_count).
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 import shutil
@@ -46,15 +48,17 @@ import subprocess
 import time
 from typing import Dict, List, Optional
 
+from .alltoall import StepError
+from .alltoall.bench import read_csv
+from .alltoall.matrix import size_text
 from .rankorder import Host
 from .routes import Routes
+from .schedule import round_model
 
 __all__ = ["SimError", "SMPI_CFG", "host_ids", "write_platform",
-           "write_hostfile", "build_bench", "run_smpirun", "read_bench_csv",
-           "smpirun_path"]
-
-BENCH_HEADER = ["pattern", "ranks", "bytes", "iterations", "min_us",
-                "median_us", "mean_us", "max_us", "bw_MBps"]
+           "write_hostfile", "run_smpirun", "smpirun_path", "prepare_case",
+           "run_case", "add_slowdowns", "format_table", "csv_rows",
+           "CSV_FIELDS"]
 
 SMPI_CFG = ["network/crosstraffic:0", "network/weight-S:0",
             "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
@@ -141,55 +145,6 @@ def write_hostfile(order: List[Host], ids: Dict[int, str], path: str):
             f.write(ids[h.guid] + "\n")
 
 
-def build_bench(src: str, out: str, smpicc: str = "smpicc",
-                timeout: float = 300.0) -> str:
-    """Compile src with smpicc into out unless out is newer than src."""
-    if os.path.isfile(out) and os.path.getmtime(out) >= os.path.getmtime(src):
-        return out
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    tmp = "%s.tmp%d" % (out, os.getpid())
-    try:
-        p = subprocess.run([smpicc, "-O2", "-o", tmp, src],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True, timeout=timeout)
-    except OSError as e:
-        raise SimError("%s: %s (install libsimgrid-dev)"
-                       % (smpicc, e.strerror)) from None
-    except subprocess.TimeoutExpired:
-        raise SimError("%s timed out" % smpicc) from None
-    if p.returncode != 0:
-        raise SimError("%s failed (exit %d): %s" % (
-            smpicc, p.returncode, p.stdout.strip()[-1500:]))
-    os.replace(tmp, out)
-    return out
-
-
-def read_bench_csv(path: str) -> List[Dict]:
-    """Rows of an a2a-bench CSV file (numbers converted)."""
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
-    except OSError as e:
-        raise SimError("%s: %s" % (path, e.strerror)) from None
-    if not rows or rows[0] != BENCH_HEADER:
-        raise SimError("%s:1: not an a2a-bench CSV (header %r)"
-                       % (path, rows[0] if rows else ""))
-    out = []
-    for n, r in enumerate(rows[1:], 2):
-        if len(r) != len(BENCH_HEADER):
-            raise SimError("%s:%d: %d fields, expected %d"
-                           % (path, n, len(r), len(BENCH_HEADER)))
-        try:
-            d = {"pattern": r[0], "ranks": int(r[1]), "bytes": int(r[2]),
-                 "iterations": int(r[3])}
-            for k, v in zip(BENCH_HEADER[4:], r[4:]):
-                d[k] = float(v)
-        except ValueError:
-            raise SimError("%s:%d: bad number" % (path, n)) from None
-        out.append(d)
-    return out
-
-
 def run_smpirun(bench: str, platform: str, hostfile: str, nranks: int,
                 workdir: str, sizes: List[int], iters: int = 1,
                 warmup: int = 0, alltoall: str = "ring",
@@ -243,7 +198,10 @@ def run_smpirun(bench: str, platform: str, hostfile: str, nranks: int,
             tail = f.read()[-1500:]
         raise SimError("smpirun failed (exit %s, see %s): %s"
                        % (status, log, tail.strip()))
-    rows = read_bench_csv(out_csv)
+    try:
+        rows = read_csv(out_csv)
+    except StepError as exc:
+        raise SimError(str(exc)) from None
     return {"rows": rows, "wall_s": round(wall, 2),
             "pss_mb": round(pss / 1024.0, 1),
             "maxrss_mb": round(ru.ru_maxrss / 1024.0, 1) if ru else None,
@@ -318,7 +276,6 @@ def prepare_case(routes: Routes, order: List[Host], offset: int,
     it (schedule.round_model).  Not thread-safe (Routes numbers links as
     it meets them): prepare cases one after the other, run them in
     parallel."""
-    from .schedule import round_model
     os.makedirs(workdir, exist_ok=True)
     plat = os.path.join(workdir, "platform.xml")
     t0 = time.time()
@@ -391,13 +348,6 @@ def add_slowdowns(rows: List[Dict], sizes: List[int]):
 
 def _pct(x, ref):
     return round((x / ref - 1.0) * 100.0, 1) if ref > 0 else None
-
-
-def size_text(n):
-    for sh, suf in ((20, "M"), (10, "K")):
-        if n >= 1 << sh and n % (1 << sh) == 0:
-            return "%d%s" % (n >> sh, suf)
-    return str(n)
 
 
 def format_table(rows: List[Dict], sizes: List[int]) -> str:

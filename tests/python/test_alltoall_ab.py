@@ -14,8 +14,12 @@ import time
 
 import pytest
 
-from conftest import (PYTHON, REPO, TOPO_DIR, load_script, plugin_dir,
-                      requires_plugin, run_script)
+from conftest import (PYTHON, REPO, TOPO_DIR, plugin_dir, requires_plugin,
+                      run_script)
+from osmoffset.alltoall import Interrupted, StepError, UsageError
+from osmoffset.alltoall import bench as a2a_bench
+from osmoffset.alltoall import matrix, smconf
+from osmoffset.cli import alltoall_ab
 
 A2A_AB = os.path.join(REPO, "scripts", "alltoall-ab")
 OSM_SIM = os.path.join(REPO, "scripts", "osm-sim")
@@ -66,10 +70,6 @@ CONF_LMC2_ON = (
     "sm_priority 15")
 
 
-def load_ab():
-    return load_script(A2A_AB, "alltoall_ab")
-
-
 def run_ab(args, timeout=120, env=None):
     return run_script(A2A_AB, args, dict(MPI_ENV, **(env or {})), timeout)
 
@@ -87,14 +87,14 @@ def build_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bench(build_dir):
-    """The benchmark binary: $OSMOFFSET_A2A_BENCH (make check builds it),
-    else built by alltoall-ab --local-ranks."""
+    """The benchmark binary alltoall-ab finds: $OSMOFFSET_A2A_BENCH (make
+    check sets it), the source tree's build, an installed one; else built
+    by alltoall-ab --local-ranks."""
     if not (shutil.which("mpicc") and shutil.which("mpirun")):
         pytest.skip("mpicc/mpirun missing")
-    env = os.environ.get("OSMOFFSET_A2A_BENCH")
-    if env:
-        assert os.access(env, os.X_OK), "OSMOFFSET_A2A_BENCH=%s" % env
-        return env
+    found = a2a_bench.find_bench()
+    if found:
+        return found
     p = run_ab(["--local-ranks", "2", "--sizes", "8", "--iters", "1",
                 "--build-dir", build_dir])
     assert p.returncode == 0, p.stderr
@@ -199,26 +199,24 @@ def test_bench_bad_argument_all_ranks_exit_2(bench):
 # ----------------------------------------------------------------------
 
 def test_rewrite_conf_exact():
-    ab = load_ab()
-    assert ab.rewrite_conf(CONF, 2, "minhop", "on") == CONF_LMC2_ON
+    assert smconf.rewrite_conf(CONF, 2, "minhop", "on") == CONF_LMC2_ON
     # idempotent, and back to the same keys
-    assert ab.rewrite_conf(CONF_LMC2_ON, 2, "minhop", "on") == CONF_LMC2_ON
+    assert smconf.rewrite_conf(CONF_LMC2_ON, 2, "minhop", "on") == \
+        CONF_LMC2_ON
 
 
 def test_rewrite_conf_appends_missing_keys_crlf():
-    ab = load_ab()
     text = "sm_priority 1\r\n# lmc 3\r\n"
-    assert ab.rewrite_conf(text, 1, "updn", "off") == (
+    assert smconf.rewrite_conf(text, 1, "updn", "off") == (
         "sm_priority 1\r\n# lmc 3\r\n# added by alltoall-ab\r\n"
         "lmc 1\r\nrouting_engine updn\r\nevent_plugin_name osmoffset\r\n"
         "event_plugin_options port_offsetting=off\r\n")
 
 
 def test_matrix_order_and_baseline():
-    ab = load_ab()
-    args = ab.build_parser().parse_args(
+    args = alltoall_ab.build_parser().parse_args(
         ["--engines", "updn,minhop", "--lmc", "2,1", "--offsetting", "on"])
-    configs, added = ab.matrix(args)
+    configs, added = matrix.args_matrix(args)
     assert [c["name"] for c in configs] == [
         "updn-lmc0-off", "updn-lmc0-on", "updn-lmc1-off", "updn-lmc1-on",
         "updn-lmc2-off", "updn-lmc2-on", "minhop-lmc0-off", "minhop-lmc0-on",
@@ -502,3 +500,137 @@ def test_predict_bad_net(tmp_path):
     assert p.returncode == 2
     assert p.stderr == "alltoall-ab: --net %s: no such file\n" % (
         tmp_path / "missing.net")
+
+
+# ----------------------------------------------------------------------
+# The library: conf guard, benchmark location, launchers
+# ----------------------------------------------------------------------
+
+def test_conf_guard_restores_on_exception(tmp_path):
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(CONF)
+    marker = tmp_path / "restarted"
+    guard = smconf.ConfGuard(str(conf))
+    with pytest.raises(ValueError, match="boom"):
+        with guard.session("touch %s" % marker) as run:
+            assert os.path.exists(guard.backup)
+            guard.apply(2, "minhop", "on")
+            assert conf.read_text() == CONF_LMC2_ON
+            raise ValueError("boom")
+    # other exceptions pass on, after the restore and the final restart
+    assert conf.read_bytes() == CONF.encode()
+    assert not os.path.exists(guard.backup)
+    assert run.restored is True and run.failure is None
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("exc", [
+    StepError("step"), Interrupted(15),
+    KeyboardInterrupt()])
+def test_conf_guard_keeps_failures_for_later(tmp_path, exc):
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(CONF)
+    guard = smconf.ConfGuard(str(conf))
+    with guard.session("true", keep_backup=True) as run:
+        guard.apply(1, "updn", "off")
+        raise exc
+    assert run.failure is exc and run.restored is True
+    assert conf.read_bytes() == CONF.encode()
+    # --keep-backup: the backup stays, identical to the original
+    assert open(guard.backup, "rb").read() == CONF.encode()
+
+
+def test_conf_guard_unchanged_file_no_restart(tmp_path):
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(CONF)
+    marker = tmp_path / "restarted"
+    guard = smconf.ConfGuard(str(conf))
+    with guard.session("touch %s" % marker) as run:
+        pass
+    assert run.restored and not marker.exists()
+    assert conf.read_text() == CONF
+
+
+def test_conf_guard_bad_file(tmp_path):
+    conf = tmp_path / "opensm.conf"
+    conf.write_bytes(b"lmc 0\n\xff\n")
+    with pytest.raises(UsageError,
+                       match=r"opensm.conf, line 2: not UTF-8 text"):
+        smconf.ConfGuard(str(conf))
+
+
+def _exe(path):
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_find_bench_order(tmp_path, monkeypatch):
+    from osmoffset import paths
+    env_bench = _exe(tmp_path / "env-bench")
+    libexec = tmp_path / "libexec"
+    libexec.mkdir()
+    inst = _exe(libexec / "a2a-bench")
+    onpath = tmp_path / "bin"
+    onpath.mkdir()
+    _exe(onpath / "a2a-bench-smpi")
+    monkeypatch.setenv("PATH", str(onpath))
+    monkeypatch.setenv("OSMOFFSET_A2A_BENCH", env_bench)
+    assert a2a_bench.find_bench() == env_bench
+    monkeypatch.setenv("OSMOFFSET_A2A_BENCH", str(tmp_path / "none"))
+    with pytest.raises(UsageError,
+                       match=r"\$OSMOFFSET_A2A_BENCH=.*none: no executable"):
+        a2a_bench.find_bench()
+    monkeypatch.delenv("OSMOFFSET_A2A_BENCH")
+    monkeypatch.delenv("OSMOFFSET_A2A_BENCH_SMPI", raising=False)
+    # an installation: no source tree, PKGLIBEXECDIR, then PATH
+    monkeypatch.setattr(paths, "source_root", lambda: None)
+    monkeypatch.setattr(paths, "installed_dir",
+                        lambda k: str(libexec) if k == "pkglibexecdir"
+                        else None)
+    assert a2a_bench.find_bench() == inst
+    assert a2a_bench.find_bench("a2a-bench-smpi") == \
+        str(onpath / "a2a-bench-smpi")
+    monkeypatch.setattr(paths, "installed_dir", lambda k: None)
+    assert a2a_bench.find_bench() is None
+    # nothing built and no source: --bench is the way
+    with pytest.raises(UsageError, match="give --bench PATH"):
+        a2a_bench.mpi_bench(None, str(tmp_path / "build"))
+
+
+def test_find_bench_source_tree(tmp_path, monkeypatch):
+    from osmoffset import paths
+    root = tmp_path / "src"
+    (root / "bench" / "alltoall").mkdir(parents=True)
+    src = root / "bench" / "alltoall" / "a2a-bench.c"
+    src.write_text("int main(void) { return 0; }\n")
+    built = _exe(root / "bench" / "alltoall" / "a2a-bench")
+    for var in ("OSMOFFSET_A2A_BENCH", "OSMOFFSET_A2A_BENCH_SMPI"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    monkeypatch.setattr(paths, "source_root", lambda: str(root))
+    monkeypatch.setattr(paths, "installed_dir", lambda k: None)
+    assert a2a_bench.find_bench() == built
+    assert a2a_bench.source() == str(src)
+    # older than its source: not used (make has not rebuilt it)
+    os.utime(built, (1, 1))
+    assert a2a_bench.find_bench() is None
+
+
+def test_launcher_commands():
+    from osmoffset.alltoall import launch
+    args = a2a_bench.bench_args("/o/b.csv", "shift", [8, 1024], 5, 1)
+    assert args == ["--csv", "/o/b.csv", "--pattern", "shift", "--sizes",
+                    "8,1024", "--iters", "5", "--warmup", "1", "--quiet"]
+    assert launch.launcher_cmd("srun", "/b", ["-x"], 64,
+                               "-N 64 --ntasks-per-node=1") == \
+        ["srun", "-n", "64", "-N", "64", "--ntasks-per-node=1", "/b", "-x"]
+    assert launch.launcher_cmd("mpirun", "/b", [], None, "",
+                               "/h/hosts") == \
+        ["mpirun", "--hostfile", "/h/hosts", "/b"]
+
+
+def test_version():
+    p = run_ab(["--version"])
+    assert p.returncode == 0
+    assert p.stdout == "alltoall-ab (osmoffset) 0.1.0\n"

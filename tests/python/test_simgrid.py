@@ -10,9 +10,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import REPO, SMALL_NET, requires_plugin, run_script, \
-    run_with_plugin
+from conftest import REPO, SMALL_NET, plugin_dir, requires_plugin, \
+    run_script, run_with_plugin
 from osmoffset import fabric, rankorder, routes, schedule, simgrid
+from osmoffset.alltoall import StepError
+from osmoffset.alltoall import bench as a2a_bench
 
 AB = os.path.join(REPO, "scripts", "alltoall-ab")
 RANK_ORDER = os.path.join(REPO, "scripts", "rank-order")
@@ -233,12 +235,24 @@ def test_platform_routes_every_pair_through_the_lfts(tmp_path):
 def test_read_bench_csv_errors(tmp_path):
     f = tmp_path / "b.csv"
     f.write_text("pattern,ranks\n")
-    with pytest.raises(simgrid.SimError, match="not an a2a-bench CSV"):
-        simgrid.read_bench_csv(str(f))
-    f.write_text(",".join(simgrid.BENCH_HEADER) +
+    with pytest.raises(StepError, match="b.csv:1: not an a2a-bench CSV"):
+        a2a_bench.read_csv(str(f))
+    f.write_text(",".join(a2a_bench.HEADER) +
                  "\nalltoall,4,8,1,1,1,1,1,x\n")
-    with pytest.raises(simgrid.SimError, match=r"b.csv:2: bad number"):
-        simgrid.read_bench_csv(str(f))
+    with pytest.raises(StepError, match=r"b.csv:2: bad number"):
+        a2a_bench.read_csv(str(f))
+    f.write_text(",".join(a2a_bench.HEADER) + "\nalltoall,4,8\n")
+    with pytest.raises(StepError, match=r"b.csv:2: 3 fields, expected 9"):
+        a2a_bench.read_csv(str(f))
+    f.write_text(",".join(a2a_bench.HEADER) +
+                 "\nalltoall,4,8,1,1.5,2,2,3,4.25\n")
+    assert a2a_bench.read_csv(str(f), [8]) == [
+        {"pattern": "alltoall", "ranks": 4, "bytes": 8, "iterations": 1,
+         "min_us": 1.5, "median_us": 2.0, "mean_us": 2.0, "max_us": 3.0,
+         "bw_MBps": 4.25}]
+    with pytest.raises(StepError, match=r"b.csv: sizes \[8\], expected "
+                                        r"\[8, 16\]"):
+        a2a_bench.read_csv(str(f), [8, 16])
 
 
 # ----------------------------------------------------------------------
@@ -303,17 +317,12 @@ def test_simulate_bad_usage(args, message):
 
 @pytest.fixture(scope="module")
 def smpi_bench(tmp_path_factory):
-    """a2a-bench built with smpicc: $OSMOFFSET_A2A_BENCH_SMPI (make check
-    builds it), else built here."""
+    """a2a-bench built with smpicc as alltoall-ab finds it:
+    $OSMOFFSET_A2A_BENCH_SMPI (make check sets it), the source tree's
+    build, an installed one, else built here."""
     if not (shutil.which("smpicc") and shutil.which("smpirun")):
         pytest.skip("smpicc/smpirun missing (apt-get install libsimgrid-dev)")
-    env = os.environ.get("OSMOFFSET_A2A_BENCH_SMPI")
-    if env:
-        assert os.access(env, os.X_OK), "OSMOFFSET_A2A_BENCH_SMPI=%s" % env
-        return env
-    return simgrid.build_bench(
-        os.path.join(REPO, "bench", "alltoall", "a2a-bench.c"),
-        str(tmp_path_factory.mktemp("smpi") / "a2a-bench-smpi"))
+    return a2a_bench.smpi_bench(None, str(tmp_path_factory.mktemp("smpi")))
 
 
 @requires_plugin
@@ -353,3 +362,71 @@ def test_simulate_kary_offsetting_is_faster(smpi_bench, tmp_path):
     lines = csv_path.read_text().splitlines()
     assert lines[0].split(",") == simgrid.CSV_FIELDS
     assert len(lines) == 7
+
+
+def test_simulate_order_hostfile_uses_the_one_reader(tmp_path):
+    """--order FILE goes through rankorder.read_hostfile: its errors, with
+    file and line, are alltoall-ab's exit 2."""
+    if not shutil.which("smpirun"):
+        pytest.skip("smpirun missing (apt-get install libsimgrid-dev)")
+    d = tmp_path / "dump"
+    d.mkdir()
+    (d / "opensm-subnet.lst").write_text(SMALL_NET)
+    (d / "opensm-lfts.dump").write_text(lft_text(PORTS))
+    hf = tmp_path / "hosts"
+    hf.write_text("h2\nh0 slots=1\nnot-a-host\n")
+    rt = routes.Routes(fabric.load_topology(str(d / "opensm-subnet.lst")),
+                       fabric.load_lfts(str(d / "opensm-lfts.dump")))
+    with pytest.raises(fabric.InputError, match=r"hosts:3: unknown host "
+                                                r"'not-a-host'"):
+        rankorder.read_hostfile(str(hf), rt.hosts)
+    p = run_script(AB, ["--simulate", "--bench", "/bin/true", "--dumps",
+                        "a=%s" % d, "--order", "leaf,%s" % hf,
+                        "--no-analyze"])
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("alltoall-ab: --order: %s:3: unknown host "
+                               "'not-a-host'" % hf), p.stderr
+    assert len(p.stderr.splitlines()) == 1, p.stderr
+
+
+def test_bench_simulate_version_and_bad_case():
+    bs = os.path.join(REPO, "scripts", "bench-simulate")
+    p = run_script(bs, ["--version"])
+    assert p.stdout == "bench-simulate (osmoffset) 0.1.0\n"
+    p = run_script(bs, ["--cases", "nope"])
+    assert p.returncode == 2
+    assert p.stderr.startswith("bench-simulate: --cases: unknown case "
+                               "'nope'")
+
+
+@requires_plugin
+def test_bench_simulate_case_in_process(smpi_bench, tmp_path, monkeypatch):
+    """A small generated case through bench-simulate's library: gen-fabric,
+    the simulation in-process, the tables and the Markdown report."""
+    from osmoffset.alltoall import set_progress, simreport
+    if plugin_dir():
+        monkeypatch.setenv("OSMOFFSET_PLUGIN_DIR", plugin_dir())
+    set_progress(None)
+    case = ("ft2-4x2", 8, ["2level", "--leaves", "4", "--spines", "2",
+                           "--hosts-per-leaf", "2"],
+            "0,1", "leaf", "0,1", "64K", "2-level 4 x 2")
+    try:
+        res = simreport.run_case(str(tmp_path), case, 2, smpi_bench)
+    finally:
+        set_progress("stdout")
+    assert (tmp_path / "fabrics" / "ft2-4x2.net").is_file()
+    assert res["case"] == "ft2-4x2" and res["hosts"] == 8
+    assert res["generator"].startswith("gen-fabric 2level")
+    assert sorted((r["lmc"], r["port_offsetting"], r["lid_offset"])
+                  for r in res["rows"]) == [
+        (0, "off", 0), (0, "on", 0), (1, "off", 0), (1, "off", 1),
+        (1, "on", 0), (1, "on", 1)]
+    table = simreport.case_table(res)
+    assert len(table) == 2 + 6 and table[0].startswith("| LMC |")
+    cross = simreport.crosscheck([res])
+    assert len(cross) == 2 + 2        # LMC 0 and 1, leaf, base LIDs
+    doc = tmp_path / "doc.md"
+    simreport.write_doc(str(doc), ["--cases", "x"], [res], 1.0)
+    text = doc.read_text()
+    assert text.startswith("# Simulated MPI alltoall over OpenSM's routes")
+    assert "## ft2-4x2: 2-level 4 x 2, 8 ranks" in text
