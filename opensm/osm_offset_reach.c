@@ -35,6 +35,8 @@ struct reach_work {
 	uint32_t *path;		/* switches of the walk being followed */
 	uint32_t *holes;	/* switches without an entry */
 	uint32_t *cas;		/* per switch: CA ports cabled to it */
+	uint8_t *holes_at;	/* per LID: some switch has no entry */
+	unsigned max_lid;	/* LIDs in holes_at */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
 	size_t num_fills;
 	size_t max_fills;
@@ -398,7 +400,32 @@ static void free_work(struct reach_work *w)
 	free(w->path);
 	free(w->holes);
 	free(w->cas);
+	free(w->holes_at);
 	free(w->fills);
+}
+
+/*
+ * Which LIDs some switch has no entry for: one pass over the tables, so
+ * that only those LIDs are followed from every switch.
+ */
+static int mark_holes(const struct oo_reach_net *net, struct reach_work *w)
+{
+	unsigned len = 0, lid;
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++)
+		if (net->lft_len[s] > len)
+			len = net->lft_len[s];
+	w->holes_at = calloc(len + 1, 1);
+	if (!w->holes_at) {
+		free_work(w);
+		return -1;
+	}
+	for (s = 0; s < net->num_sw; s++)
+		for (lid = 1; lid < net->lft_len[s]; lid++)
+			w->holes_at[lid] |= net->lft[s][lid] == OO_LFT_NONE;
+	w->max_lid = len;
+	return 0;
 }
 
 static int init_work(const struct oo_reach_net *net, struct reach_work *w)
@@ -416,6 +443,7 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	}
 	for (d = 0; d < net->num_dests; d++)
 		w->cas[net->dest_sw[d]]++;
+	return mark_holes(net, w);
 	return 0;
 }
 
@@ -427,10 +455,11 @@ static unsigned fill_dest(const struct oo_reach_net *net,
 	unsigned o, lids = 0;
 
 	for (o = 0; o < net->lids_per_port; o++) {
-		unsigned left = 0, filled;
+		unsigned lid = net->dest_lid[dest] + o, left = 0, filled;
 
-		filled = fill_lid(net, w, dest, net->dest_lid[dest] + o,
-				  &left);
+		if (lid >= w->max_lid || !w->holes_at[lid])
+			continue;
+		filled = fill_lid(net, w, dest, lid, &left);
 		res->filled += filled;
 		res->left += left;
 		lids += filled || left;
