@@ -327,6 +327,19 @@ def ibsim_limits(nodes, switches, ports, lids=0):
     return args
 
 
+def ibsim_needs(nodes, switches, ports):
+    """The -N/-S/-P options ibsim needs at least beyond its compiled-in
+    limits (gen-fabric info reports them; runs use ibsim_limits)."""
+    opts = []
+    if nodes > IBSIM_MAXNODES:
+        opts += ["-N", str(nodes)]
+    if switches > IBSIM_MAXSWITCHES:
+        opts += ["-S", str(switches)]
+    if ports > IBSIM_MAXPORTS:
+        opts += ["-P", str(ports)]
+    return opts
+
+
 def ibsim_parse_error(text):
     """The most telling line of ibsim's output when it died."""
     for pat in (r"fatal: .*", r"can't open net configuration file.*",
