@@ -138,17 +138,17 @@ def main(argv=None):
         sv["events"], sv["survived"], sv["invalid"])
     try:
         with open(os.path.join(out, "soak.json")) as f:
-            soak = json.load(f)
+            sj = json.load(f)
     except (OSError, ValueError):
         sys.stderr.write("%s: the soak wrote no soak.json (%s)\n"
                          % (PROG, last))
         return 1
     logs = sorted(glob.glob(os.path.join(out, "valgrind.*.log")))
     s = memcheck.summarise(logs)
-    s.update(soak_last_line=last, heavy_sweeps=soak["heavy_sweeps"],
-             nudges=soak.get("nudges", 0),
-             events=soak["events"], survived=soak["survived"],
-             opensm_status=soak.get("opensm_status"),
+    s.update(soak_last_line=last, heavy_sweeps=sj["heavy_sweeps"],
+             nudges=sj.get("nudges", 0),
+             events=sj["events"], survived=sj["survived"],
+             opensm_status=sj.get("opensm_status"),
              valgrind_logs=[os.path.basename(l) for l in logs],
              command=" ".join(cmd))
     with open(os.path.join(out, "valgrind-soak.json"), "w") as f:
