@@ -163,6 +163,26 @@ def describe_plugin(plugin_dir, origin):
         "plugin)" % PLUGIN_LIB
 
 
+def loader_plugin_path():
+    """The libosmoffset.so the dynamic loader's cache (ldconfig -p) holds,
+    or None: what opensm loads when no plugin directory is given (unless
+    LD_LIBRARY_PATH or opensm's RUNPATH say otherwise)."""
+    for ldconfig in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
+        try:
+            p = subprocess.run([ldconfig, "-p"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL,
+                               universal_newlines=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for line in p.stdout.splitlines():
+            parts = line.strip().split(" => ")
+            if len(parts) == 2 and parts[0].split()[0] == PLUGIN_LIB:
+                return parts[1].strip()
+        return None
+    return None
+
+
 def opensm_version(opensm="opensm"):
     """"OpenSM 3.3.24" or whatever opensm --version's first line says;
     "" when it cannot be run."""
