@@ -327,8 +327,8 @@ def scan_netfile(path) -> NetSummary:
     seen = set()
 
     def scan(fname, depth):
-        if depth > 9 or fname in seen:
-            return
+        if depth > 9 or fname in seen or not os.path.isfile(fname):
+            return          # (ibsim's own limit is 9 levels)
         seen.add(fname)
         try:
             with open(fname, errors="replace") as f:

@@ -1,5 +1,9 @@
 """Shared fixtures for the osmoffset pytest suite: paths, the plugin
-location, and a session-wide cache of scripts/osm-sim runs."""
+location, and a session-wide cache of scripts/osm-sim runs.
+
+Tests import the package's modules (osmoffset.cli.<tool>,
+osmoffset.runner, ...); run_script()/run_osm_sim() run a tool's
+executable only to check its command-line behaviour."""
 
 import json
 import os
@@ -108,17 +112,6 @@ def plugin_dir():
 
 requires_plugin = pytest.mark.skipif(plugin_dir() is None,
                                      reason=PLUGIN_SKIP_REASON)
-
-
-def load_script(path, name):
-    """Import one of our extension-less scripts as a module."""
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 def run_script(path, args, env=None, timeout=300):
