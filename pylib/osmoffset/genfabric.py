@@ -82,13 +82,16 @@ class Fabric:
         self.order.remove(name)
 
     def switches(self):
-        return [self.nodes[n] for n in self.order if self.nodes[n].kind == "sw"]
+        return [self.nodes[n] for n in self.order
+                if self.nodes[n].kind == "sw"]
 
     def hosts(self):
-        return [self.nodes[n] for n in self.order if self.nodes[n].kind == "ca"]
+        return [self.nodes[n] for n in self.order
+                if self.nodes[n].kind == "ca"]
 
     def isl(self):
-        """Inter-switch links, each cable once: (lower, lport, upper, uport)."""
+        """Inter-switch links, each cable once:
+        (lower, lport, upper, uport)."""
         out = []
         for sw in self.switches():
             for p in sorted(sw.ports):
@@ -130,7 +133,8 @@ def build_2level(a):
     if H < 1:
         raise FabricError("--hosts-per-leaf must be >= 1 (got %d)" % H)
     if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 ports" % R)
+        raise FabricError("--radix %d: ibsim switches have at most 254 "
+                          "ports" % R)
     if H + S * T > R:
         raise FabricError("a leaf needs %d ports (%d hosts + %d spines x %d "
                           "trunk) but --radix is %d"
@@ -190,7 +194,8 @@ def build_kary(a):
         raise FabricError("a k-ary n-tree switch needs 2k = %d ports but "
                           "--radix is %d" % (2 * k, R))
     if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 ports" % R)
+        raise FabricError("--radix %d: ibsim switches have at most 254 "
+                          "ports" % R)
     nsw = k ** (n - 1)          # switches per level
     nhosts = k ** n
     f = Fabric("kary")
@@ -235,7 +240,8 @@ def build_ft3(a):
     if R < 2 or R % 2:
         raise FabricError("--radix must be even and >= 2 (got %d)" % R)
     if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 ports" % R)
+        raise FabricError("--radix %d: ibsim switches have at most 254 "
+                          "ports" % R)
     h = R // 2
     nhosts = R * h * h
     f = Fabric("ft3")
@@ -267,6 +273,7 @@ def build_ft3(a):
             for t in range(h):
                 f.connect(mname(p, j), h + 1 + t, tname(j, t), 1 + p)
     return f
+
 
 # 1U switch and director chassis model names by radix, as ibnetdiscover
 # shows them in node descriptions ("MF0;<host>:<model>/U1")
@@ -507,7 +514,8 @@ def build_seed(a):
         if val < 1:
             raise FabricError("%s must be >= 1 (got %d)" % (opt, val))
     if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 ports" % R)
+        raise FabricError("--radix %d: ibsim switches have at most 254 "
+                          "ports" % R)
     if N + T > R or H + T > R:
         raise FabricError("a switch needs %d ports but --radix is %d"
                           % (max(N + T, H + T), R))
@@ -591,7 +599,8 @@ def connected_problem(f):
 
 def remove_links(f, fraction, rng, mode, log):
     if not 0 <= fraction < 1:
-        raise FabricError("--remove-links must be in [0, 1) (got %g)" % fraction)
+        raise FabricError("--remove-links must be in [0, 1) (got %g)"
+                          % fraction)
     links = f.external_isl()
     want = int(round(fraction * len(links)))
     if want == 0:
@@ -658,7 +667,8 @@ def remove_switches(f, spec, rng, mode, log):
             node = f.nodes[name]
             if any(f.nodes[r].kind == "ca" for r, _ in node.ports.values()):
                 continue            # keep switches that carry HCAs
-            saved = [(name, p, r, rp) for p, (r, rp) in sorted(node.ports.items())]
+            saved = [(name, p, r, rp)
+                     for p, (r, rp) in sorted(node.ports.items())]
             pos = f.order.index(name)
             f.remove_node(name)
             if mode == "updn":
@@ -939,7 +949,8 @@ def generate(a, argv):
                      random.Random("gen-fabric-double-%d" % a.seed), log)
     if a.remove_links:
         remove_links(f, a.remove_links,
-                     random.Random("gen-fabric-links-%d" % a.seed), a.keep, log)
+                     random.Random("gen-fabric-links-%d" % a.seed), a.keep,
+                     log)
     desc = describe(f, a)
     if a.sharp:
         add_sharp_nodes(f, sharp_guids)

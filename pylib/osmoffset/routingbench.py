@@ -60,8 +60,6 @@ class CellFailed(Exception):
         self.verdict = verdict
 
 
-
-
 # ----------------------------------------------------------------------
 # OpenSM log
 # ----------------------------------------------------------------------
@@ -184,7 +182,8 @@ def read_lft_arrays(path):
     """{switch GUID: uint8 array of out ports indexed by LID (255 = none)}
     from an opensm-lfts.dump or ibroute/dump_fts file (fabric.load_lfts
     takes ~10 us per entry and a dict per switch: too slow and too big
-    for the 78 M entries of the 11,664-host fabric at LMC 2).  Entry lines start
+    for the 78 M entries of the 11,664-host fabric at LMC 2).  Entry lines
+    start
     with '0x%04x %03u' in both formats; numpy does the parsing."""
     tables = {}
     cur = None
@@ -656,8 +655,8 @@ def write_doc(path, report):
         "LFT blocks / LFT entries over all switches changed by that "
         "failure; *resweep blk* = blocks changed by a heavy sweep of the "
         "unchanged fabric (SIGHUP).  An engine in parentheses is the one "
-        "OpenSM actually used (fallback), also after the failure; n/a = LFTs not compared "
-        "(--lfts-max-entries)." % ", ".join(sorted(
+        "OpenSM actually used (fallback), also after the failure; n/a = "
+        "LFTs not compared (--lfts-max-entries)." % ", ".join(sorted(
             {c.get("failed_link", "?") + " on " + c["fabric"]
              for c in report["cells"]})),
         "",

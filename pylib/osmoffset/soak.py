@@ -58,8 +58,8 @@ class Model:
                 self.sm_node = n
                 break
         if self.sm_node is None:
-            raise runner.RunError("net file: cannot find the SM node %r" % sm_name,
-                            2)
+            raise runner.RunError("net file: cannot find the SM node %r"
+                                  % sm_name, 2)
         if sm_kind == "SW":
             self.protected_sw.add(self.sm_node.guid)
         else:
@@ -247,8 +247,8 @@ def check_dump(model, out, lmc):
     p = subprocess.run(paths.tool_argv("lft-analyze") + [
         "--lfts", lfts, "--topology", lst, "--lmc", str(lmc), "--json",
         "--bisections", "0"], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=300)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        universal_newlines=True, timeout=300)
     try:
         res = json.loads(p.stdout)
     except ValueError:

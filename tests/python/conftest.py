@@ -223,7 +223,6 @@ class SimRun:
         return self._get("ibroute", lambda: fabric.load_lfts(
             self.path("ibroute.dump")))
 
-
     @property
     def lid_matrix(self):
         return self._get("lid_matrix", lambda: checks.load_lid_matrix(

@@ -284,3 +284,82 @@ def test_cli_modules_import():
         m = importlib.import_module("osmoffset.cli." + module)
         assert callable(m.main)
     assert sys.modules["osmoffset.runner"] is runner
+
+
+# ----------------------------------------------------------------------
+# an installation: no source tree, osmoffset._installdirs
+# ----------------------------------------------------------------------
+
+def fake_installation(tmp_path):
+    """The package copied out of the tree with an _installdirs module
+    (as make install writes it), the curated fabrics the demo uses in
+    <pkgdatadir>/sim-topologies, lft-analyze in <bindir> and the plugin
+    in a directory the test puts on the loader path."""
+    site = tmp_path / "site"
+    shutil.copytree(os.path.join(REPO, "pylib", "osmoffset"),
+                    str(site / "osmoffset"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    share = tmp_path / "share" / "osmoffset"
+    (share / "sim-topologies").mkdir(parents=True)
+    for f in ("seed-4x4trunk.net", "kary-4-3.net"):
+        shutil.copy(os.path.join(TOPO_DIR, f), str(share / "sim-topologies"))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    la = bindir / "lft-analyze"
+    la.write_text("#!/bin/sh\nexec %s %s \"$@\"\n" % (
+        PYTHON, os.path.join(REPO, "scripts", "lft-analyze")))
+    la.chmod(0o755)
+    (site / "osmoffset" / "_installdirs.py").write_text(
+        "PKGDATADIR = %r\nBINDIR = %r\n" % (str(share), str(bindir)))
+    return site, share, bindir
+
+
+def run_installed(site, args, env=None, timeout=300):
+    e = dict(os.environ)
+    e.pop("OSMOFFSET_PLUGIN_DIR", None)
+    e.update(env or {})
+    return subprocess.run(
+        [PYTHON, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+         "del sys.argv[1]; import importlib; "
+         "m = importlib.import_module(sys.argv.pop(1)); sys.exit(m.main())",
+         str(site)] + list(args), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        universal_newlines=True, env=e, timeout=timeout, cwd="/")
+
+
+def test_paths_of_an_installation(tmp_path):
+    site, share, bindir = fake_installation(tmp_path)
+    p = subprocess.run(
+        [PYTHON, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+         "from osmoffset import paths; print(paths.source_root()); "
+         "print(paths.fabrics_dir()); "
+         "print(paths.tool_argv('lft-analyze')); "
+         "print(paths.built_plugin_dir())", str(site)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        universal_newlines=True, timeout=60, cwd="/")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        "None", str(share / "sim-topologies"),
+        str([str(bindir / "lft-analyze")]), "None"]
+
+
+@needs_sim
+@requires_plugin
+def test_installed_demo(tmp_path):
+    """The demo of an installation: fabrics from <pkgdatadir>, tools from
+    <bindir>, the plugin by its plain name through the loader."""
+    site, _share, _bindir = fake_installation(tmp_path)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(os.path.join(plugin_dir(), "libosmoffset.so"), str(lib))
+    p = run_installed(site, ["osmoffset.cli.demo", "--out",
+                             str(tmp_path / "runs")],
+                      env={"LD_LIBRARY_PATH": str(lib)})
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("demo: opensm /")
+    assert lines[1] == "demo: plugin libosmoffset.so by its plain name " \
+        "through the dynamic loader (installed plugin)"
+    assert "== seed-4x4trunk.net: 5 hosts, 2 switches, LMC 2" in lines
+    assert "== kary-4-3.net: 64 hosts, 48 switches, LMC 2" in lines
+    assert lines[-1] == "runs kept in %s" % (tmp_path / "runs")

@@ -152,8 +152,8 @@ def setup(args):
     except runner.RunError as exc:
         raise DemoError(str(exc))
     ver = runner.opensm_version(tools["opensm"])
-    print(f"{PROG}: opensm {tools['opensm']}" + (f" ({ver})" if ver
-                                                  else ""))
+    print(f"{PROG}: opensm {tools['opensm']}"
+          + (f" ({ver})" if ver else ""))
     print(f"{PROG}: plugin " + runner.describe_plugin(plugin_dir, origin))
     if plugin_dir is None:
         found = runner.loader_plugin_path()

@@ -386,7 +386,8 @@ def main(argv=None):
                 if len(infos) != 1:
                     raise FabricError("--roots takes exactly one FILE")
                 if not infos[0]["updn_roots"]:
-                    raise FabricError("%s: no '# updn-root' lines" % a.files[0])
+                    raise FabricError("%s: no '# updn-root' lines"
+                                      % a.files[0])
                 for g in infos[0]["updn_roots"]:
                     print(g)
             elif a.json:
@@ -418,7 +419,8 @@ def main(argv=None):
                               r["file"], lmc, "ok" if r["ok"] else "FAIL",
                               r["hosts"], r.get("ca_ports", "?"), roots,
                               r.get("opensm_s", "?"), r["wall_s"],
-                              "" if r["ok"] else ": " + "; ".join(r["problems"])))
+                              "" if r["ok"] else
+                              ": " + "; ".join(r["problems"])))
                     sys.stdout.flush()
         if a.json:
             print(json.dumps(results, indent=1))

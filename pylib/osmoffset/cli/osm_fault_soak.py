@@ -11,7 +11,7 @@ from osmoffset import runner, soak
 from osmoffset.cli import add_version
 
 PROG = "osm-fault-soak"
-HELP = """Inject seeded faults into a simulated fabric while OpenSM keeps routing it.
+HELP = """Inject seeded faults into a simulated fabric while OpenSM routes it.
 
 osm-fault-soak starts a private ibsim for the net file with its console on
 a pipe, and OpenSM as a daemon (not --once) against it, with the osmoffset
@@ -107,8 +107,6 @@ def build_parser():
                    help="print soak.json before the last line")
     add_version(p, PROG)
     return p
-
-
 
 
 def main(argv=None):
