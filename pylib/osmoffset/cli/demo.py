@@ -28,7 +28,9 @@ import tempfile
 from osmoffset import paths, runner
 from osmoffset.cli import add_version
 
-PROG = "demo"
+# scripts/demo in a source tree; installed as osmoffset-demo
+PROG = "osmoffset-demo" if os.path.basename(sys.argv[0]) == \
+    "osmoffset-demo" else "demo"
 DEFAULT_FABRICS = ["seed-4x4trunk.net", "kary-4-3.net"]
 
 
