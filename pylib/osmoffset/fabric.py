@@ -17,6 +17,7 @@ Every parse error raises InputError, whose str() is "PATH:LINE: message".
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -24,6 +25,7 @@ from typing import Dict, List, Optional, Tuple
 __all__ = [
     "InputError", "Node", "Topology", "SwitchLft", "Lfts",
     "load_topology", "load_lfts", "parse_topology_text", "parse_lfts_text",
+    "NetSummary", "scan_netfile", "IBSIM_GUID_BASE",
 ]
 
 
@@ -285,20 +287,101 @@ def _comment_desc(rest):
     return s, ""
 
 
+# ibsim's GUID assignment (ibsim/sim_net.c): the first switch gets node
+# GUID 0x200000 and every further switch the next one (all its ports share
+# the node GUID); the first CA gets 0x100000 and every CA reserves
+# nports + 1 GUIDs (port i has node GUID + i); routers start at 0.
+# "switchguid=", "caguid="/"hcaguids=" and "rtguid=" set the next GUID
+# absolutely, "switchguid+N" etc. relative to the last absolute base.
+IBSIM_GUID_BASE = {"SW": 0x200000, "CA": 0x100000, "RT": 0}
+
+_UPDN_ROOT = re.compile(r"#\s*updn-root\s+(0x[0-9a-fA-F]+)\b\s*(\S*)")
+# a node header as ibsim sees it: the keyword at the start of the line
+_SCAN_HEADER = re.compile(r"(Switch|Hca|Ca|Rt)\D*(\d+)\s*(?:\"([^\"]*)\")?")
+_SCAN_INCLUDE = re.compile(r'include\s+"?([^"\s]+)')
+
+
+@dataclass
+class NetSummary:
+    """What scan_netfile() finds in an ibsim net file."""
+    path: str
+    nodes: int = 0          # all node records, includes followed
+    switches: int = 0
+    cas: int = 0            # Hca/Ca records
+    ports: int = 0          # ports + 1 per node (ibsim's port table)
+    roots: List[int] = field(default_factory=list)  # '# updn-root' GUIDs
+    first: Optional[Tuple[str, str]] = None  # (kind SW/CA/RT, node id)
+
+    def sizes(self):
+        """(nodes, switches, ports) for runner.ibsim_limits()."""
+        return self.nodes, self.switches, self.ports
+
+
+def scan_netfile(path) -> NetSummary:
+    """Count the node records of an ibsim net file and its includes (to
+    size ibsim's tables) and collect its '# updn-root' GUIDs, without
+    judging the syntax: ibsim itself is the judge when it loads the file
+    (load_topology() is the full, strict reader).  An unreadable file
+    counts as empty."""
+    res = NetSummary(str(path))
+    seen = set()
+
+    def scan(fname, depth):
+        if depth > 9 or fname in seen or not os.path.isfile(fname):
+            return          # (ibsim's own limit is 9 levels)
+        seen.add(fname)
+        try:
+            with open(fname, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return
+        for line in text.splitlines():
+            if depth == 0:
+                m = _UPDN_ROOT.match(line)
+                if m:
+                    res.roots.append(int(m.group(1), 16))
+                    continue
+            m = _SCAN_HEADER.match(line)
+            if m:
+                kind = {"Switch": "SW", "Rt": "RT"}.get(m.group(1), "CA")
+                res.nodes += 1
+                res.ports += int(m.group(2)) + 1
+                if kind == "SW":
+                    res.switches += 1
+                elif kind == "CA":
+                    res.cas += 1
+                if res.first is None:
+                    res.first = (kind, m.group(3) or "")
+                continue
+            m = _SCAN_INCLUDE.match(line)
+            if m:
+                inc = m.group(1)
+                if not os.path.isabs(inc):
+                    inc = os.path.join(os.path.dirname(fname), inc)
+                scan(inc, depth + 1)
+
+    scan(str(path), 0)
+    return res
+
+
 def _parse_netfile(lines, path) -> Topology:
     """ibsim net file or ibnetdiscover output (the same grammar)."""
     topo = Topology()
     topo.path = path
     topo.fmt = "ibnetdiscover" if any(
         l.startswith("# Topology file") for l in lines[:5]) else "ibsim-net"
-    base = {"SW": 0x200000, "CA": 0x100000, "RT": ~0 & 0xffffffffffffffff}
+    base = dict(IBSIM_GUID_BASE)
     cur = dict(base)
     recs = {}        # nodeid -> dict(kind, guid, desc, nports, lid, ports)
     order = []
     node = None
     lmcs = set()
+    roots = []
     for i, raw in enumerate(lines, 1):
         line = raw.rstrip("\n")
+        mr = _UPDN_ROOT.match(line)
+        if mr:
+            roots.append((int(mr.group(1), 16), mr.group(2) or ""))
         if node is not None:
             if line.startswith("#"):
                 continue
@@ -467,6 +550,9 @@ def _parse_netfile(lines, path) -> Topology:
                 topo.rates.setdefault(b, info["rate"])
     topo.lmc = max(lmcs) if lmcs else None
     topo.records = [recs[nid] for nid in order]
+    # '# updn-root 0xGUID [name]' comment lines (gen-fabric writes them):
+    # [(GUID, name)] in file order
+    topo.updn_roots = roots
     for line in lines[:8]:
         m = re.match(r"#\s*Initiated from node ([0-9a-fA-F]+)", line)
         if m:

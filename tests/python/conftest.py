@@ -1,5 +1,9 @@
 """Shared fixtures for the osmoffset pytest suite: paths, the plugin
-location, and a session-wide cache of scripts/osm-sim runs."""
+location, and a session-wide cache of scripts/osm-sim runs.
+
+Tests import the package's modules (osmoffset.cli.<tool>,
+osmoffset.runner, ...); run_script()/run_osm_sim() run a tool's
+executable only to check its command-line behaviour."""
 
 import json
 import os
@@ -110,17 +114,6 @@ requires_plugin = pytest.mark.skipif(plugin_dir() is None,
                                      reason=PLUGIN_SKIP_REASON)
 
 
-def load_script(path, name):
-    """Import one of our extension-less scripts as a module."""
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 def run_script(path, args, env=None, timeout=300):
     """Run one of our Python scripts with args, the environment plus env,
     no stdin, output captured as text; returns the CompletedProcess."""
@@ -229,7 +222,6 @@ class SimRun:
     def ibroute(self):
         return self._get("ibroute", lambda: fabric.load_lfts(
             self.path("ibroute.dump")))
-
 
     @property
     def lid_matrix(self):

@@ -11,18 +11,13 @@ import shutil
 
 import pytest
 
-from conftest import (REPO, TOPO_DIR, load_script,
-                      requires_plugin, run_with_plugin)
-from osmoffset import fabric
+from conftest import REPO, TOPO_DIR, requires_plugin, run_with_plugin
+from osmoffset import fabric, routingbench
 
 BENCH = os.path.join(REPO, "scripts", "bench-routing")
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm") and
                 shutil.which("dump_fts"))
 needs_sim = pytest.mark.skipif(not HAVE_SIM, reason="ibsim/opensm missing")
-
-
-def load_bench():
-    return load_script(BENCH, "bench_routing")
 
 
 def bench(*args, timeout=120):
@@ -67,7 +62,7 @@ def test_bad_net_file_names_file_and_line(tmp_path):
 
 
 def test_lft_reader_and_block_diff(tmp_path):
-    m = load_bench()
+    m = routingbench
     hdr = ("Unicast lids [0-%d] of switch Lid %d guid 0x%016x ('s%d'):\n")
     a = tmp_path / "a.dump"
     b = tmp_path / "b.ibroute"
@@ -92,7 +87,7 @@ def test_lft_reader_and_block_diff(tmp_path):
         "129 valid lids dumped \n"
         "Unicast lids [0x0-0x3] of switch Lid 2 guid 0x0000000000000002 "
         "(s2):\n0x0001 001 : (x)\n0x0002 002 : (x)\n0x0003 000 : (x)\n")
-    ta, tb = m.read_lfts(str(a)), m.read_lfts(str(b))
+    ta, tb = m.read_lft_arrays(str(a)), m.read_lft_arrays(str(b))
     assert sorted(ta) == [1, 2]
     assert list(ta[2][:4]) == [255, 1, 2, 0]
     assert ta[1][64] == 64 % 3 + 1 and tb[1][70] == 9

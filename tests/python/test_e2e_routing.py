@@ -20,7 +20,7 @@ import pytest
 
 from conftest import (PLUGIN_SKIP_REASON, e2e_fabrics, fabric_id,
                       fabric_path, plugin_dir)
-from osmoffset import checks
+from osmoffset import checks, fabric
 
 FABRICS = e2e_fabrics()
 LMCS = [0, 1, 2]
@@ -38,13 +38,8 @@ def main_engine(fab):
     """updn for fabrics that name their updn roots ('# updn-root' lines,
     which osm-sim hands to opensm); minhop for the others (the two-switch
     seed example has no root: updn cannot route it)."""
-    try:
-        with open(fabric_path(fab)) as f:
-            if any(line.startswith("# updn-root ") for line in f):
-                return "updn"
-    except OSError:
-        pass
-    return "minhop"
+    return "updn" if fabric.scan_netfile(fabric_path(fab)).roots \
+        else "minhop"
 
 
 def is_degraded(fab):

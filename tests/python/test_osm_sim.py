@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from conftest import (OSM_SIM, PYTHON, REPO, load_script, plugin_dir,
+from conftest import (OSM_SIM, PYTHON, REPO, plugin_dir,
                       requires_plugin, run_osm_sim)
-from osmoffset import checks, fabric
+from osmoffset import checks, fabric, runner
 
 
 def one_line_error(proc):
@@ -453,7 +453,7 @@ def test_ibsim_limits_sizes_the_simulator():
     """ibsim's defaults for small fabrics; -N/-S/-P for big ones; -L when
     OpenSM will hand out more LIDs than ibsim 0.10's 30,720-entry LFTs
     hold (the 11,664-host 3-level tree at LMC 2)."""
-    m = load_script(OSM_SIM, "osm_sim_mod")
+    m = runner
     assert m.ibsim_limits(112, 48, 300) == []
     assert m.ibsim_limits(6804, 972, 41796, 6804 << 2) == [
         "-N", "13608", "-S", "1944", "-P", "83592"]

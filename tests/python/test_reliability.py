@@ -298,3 +298,35 @@ def test_fuzz_corpus_and_regressions_replay(target):
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "target=%s replayed=%d findings=0" % (
         target, len(files))
+
+
+VALGRIND_SOAK = os.path.join(REPO, "scripts", "valgrind-soak")
+
+
+@requires_plugin
+def test_valgrind_soak_runs_the_soak_in_process(tmp_path):
+    """valgrind-soak drives osmoffset.soak itself (no osm-fault-soak
+    subprocess); a stand-in 'valgrind' that drops its options and runs
+    opensm shows the flow and the report without valgrind's slowness."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    vg = fake / "valgrind"
+    vg.write_text('#!/bin/sh\nwhile [ "${1#--}" != "$1" ]; do shift; done\n'
+                  'exec "$@"\n')
+    vg.chmod(0o755)
+    out = tmp_path / "vg"
+    env = dict(os.environ, PATH="%s:%s" % (fake, os.environ["PATH"]))
+    p = subprocess.run([PYTHON, VALGRIND_SOAK, "--out", str(out),
+                        "--net", NET, "--events", "2", "--lmc", "1",
+                        "--min-sweeps", "1", "--json"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True,
+                       env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    last = p.stdout.splitlines()[-1]
+    assert re.match(r"sweeps=\d+ plugin_errors=0 plugin_leaked_bytes=0$",
+                    last), last
+    rep = json.loads((out / "valgrind-soak.json").read_text())
+    assert rep["soak_last_line"] == "events=2 survived=2 invalid=0"
+    assert rep["command"].startswith("osm-fault-soak --net ")
+    assert rep["heavy_sweeps"] >= 1
