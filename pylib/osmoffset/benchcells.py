@@ -186,7 +186,8 @@ def run_cell(task):
     stamp = os.path.join(celldir, "cell.json")
     res = dict(task.get("fields", {}))
     res.update(key=task.get("key"), cached=False)
-    os.makedirs(celldir, exist_ok=True)
+    if task.get("key") is not None or task.get("sim") is not None:
+        os.makedirs(celldir, exist_ok=True)
     try:
         os.unlink(stamp)
     except FileNotFoundError:
