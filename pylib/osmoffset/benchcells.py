@@ -127,11 +127,10 @@ def analysis(celldir, lmc=None, hostfile=None):
     """lft-analyze --json --bisections 0 of a cell's OpenSM dumps (the
     same dict, computed in this process).  Raises fabric.InputError or
     OSError on unreadable dumps."""
-    from osmoffset.analyze import Analysis, Progress
+    from osmoffset.analyze import Analysis
     topo = fabric.load_topology(os.path.join(celldir, "opensm-subnet.lst"))
     lfts = fabric.load_lfts(os.path.join(celldir, "opensm-lfts.dump"))
-    an = Analysis(topo, lfts, lmc=lmc, hostfile=hostfile, bisections=0,
-                  progress=Progress(False))
+    an = Analysis(topo, lfts, lmc=lmc, hostfile=hostfile, bisections=0)
     return an.run()
 
 

@@ -8,9 +8,9 @@ from osmoffset import fabric
 from osmoffset.benchreport import fmt, md_table
 from osmoffset.quality import (CONFIG_BY_NAME, EPS, FABRIC_BY_NAME, ORDERS,
                                ORDER_TITLE, OURS, RECHECK_SEEDS, TARGET,
-                               cell_value, fabric_bound, figures,
-                               goal_status, hot_links, row_note,
-                               seed_efficiencies)
+                               cell_value, fabric_bound, figures, hot_links,
+                               row_note, seed_efficiencies)
+from osmoffset.qualitygoals import goal_status
 from osmoffset.rankorder import natural_key
 
 

@@ -93,9 +93,9 @@ from osmoffset.benchreport import (UsageError, check_jobs, command_line,
                                    lmc_list, logger, machine_text, name_list,
                                    print_json, tool_versions, write_json)
 from osmoffset.cli import add_version
-from osmoffset.quality import (FABRIC_BY_NAME, cell_note, check_goals,
-                               goal_failed, make_tasks, prepare_fabrics,
-                               reachable_optimum, regression_goals, select)
+from osmoffset.quality import (FABRIC_BY_NAME, cell_note, make_tasks,
+                               prepare_fabrics, reachable_optimum, select)
+from osmoffset.qualitygoals import check_goals, goal_failed, regression_goals
 from osmoffset.qualityreport import goal_lines, text_tables, write_doc
 
 PROG = "bench-quality"
