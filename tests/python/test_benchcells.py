@@ -145,3 +145,27 @@ def test_plugin_dir_follows_the_environment(monkeypatch, tmp_path):
 def test_lmc_list(text, lmcs):
     from osmoffset import benchreport
     assert benchreport.lmc_list(text) == lmcs
+
+
+BENCHES = ["bench-quality", "bench-fabrics", "bench-degraded",
+           "bench-spread", "bench-analyze"]
+
+
+@pytest.mark.parametrize("tool", BENCHES)
+def test_every_bench_has_version_also_linked_onto_path(tool, tmp_path):
+    from conftest import REPO, run_script
+    link = tmp_path / tool
+    link.symlink_to(os.path.join(REPO, "scripts", tool))
+    for path in (os.path.join(REPO, "scripts", tool), str(link)):
+        p = run_script(path, ["--version"], timeout=60)
+        assert (p.returncode, p.stdout, p.stderr) == \
+            (0, "%s (osmoffset) 0.1.0\n" % tool, "")
+
+
+def test_cli_modules_take_argv(capsys):
+    from osmoffset.cli import bench_fabrics, bench_quality
+    assert bench_quality.main(["--lmc", "5"]) == 2
+    assert capsys.readouterr().err == \
+        "bench-quality: --lmc: values must be 0..3\n"
+    assert bench_fabrics.main(["--jobs", "0"]) == 2
+    assert capsys.readouterr().err == "bench-fabrics: --jobs must be >= 1\n"
