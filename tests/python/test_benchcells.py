@@ -169,3 +169,26 @@ def test_cli_modules_take_argv(capsys):
         "bench-quality: --lmc: values must be 0..3\n"
     assert bench_fabrics.main(["--jobs", "0"]) == 2
     assert capsys.readouterr().err == "bench-fabrics: --jobs must be >= 1\n"
+
+
+@pytest.mark.parametrize("name, lmc", [("ft4-l2", 2), ("ft2x2-l0", None)])
+def test_analysis_in_process_is_lft_analyze_json(tmp_path, name, lmc):
+    """The cells' figures are lft-analyze's: the analysis in process gives
+    the JSON that lft-analyze --json --bisections 0 prints."""
+    import shutil
+    from conftest import REPO, run_script
+    fix = os.path.join(REPO, "tests", "python", "fixtures", "analyze")
+    shutil.copy(os.path.join(fix, name + ".lfts.dump"),
+                str(tmp_path / "opensm-lfts.dump"))
+    shutil.copy(os.path.join(fix, name + ".subnet.lst"),
+                str(tmp_path / "opensm-subnet.lst"))
+    args = ["--lfts", str(tmp_path / "opensm-lfts.dump"), "--topology",
+            str(tmp_path / "opensm-subnet.lst"), "--json", "--bisections",
+            "0"] + (["--lmc", str(lmc)] if lmc is not None else [])
+    p = run_script(os.path.join(REPO, "scripts", "lft-analyze"), args)
+    assert p.returncode in (0, 1), p.stderr
+    tool = json.loads(p.stdout)
+    ours = json.loads(json.dumps(benchcells.analysis(str(tmp_path), lmc)))
+    for r in (tool, ours):
+        r.pop("seconds")
+    assert ours == tool
