@@ -3,7 +3,7 @@ and the report of --doc."""
 
 import datetime
 
-from osmoffset.benchreport import fmt, git_describe, host_name
+from osmoffset.benchreport import fmt, git_describe, host_name, md_table
 from osmoffset.fabricsuite import (ENGINE_BY_NAME, MARK, ORDERS,
                                    ORDER_TITLE, traffics, value)
 
@@ -33,8 +33,7 @@ def fabric_table(results, f, engines, lmcs, flagged):
         if any(l > 0 for l in lmcs):
             head.append("%s spread" % o)
     head.append("notes")
-    rows = ["| " + " | ".join(head) + " |",
-            "|" + "---|" * len(head)]
+    rows = []
     for e in engines:
         for l in lmcs:
             r = results.get((f, e, l))
@@ -58,8 +57,8 @@ def fabric_table(results, f, engines, lmcs, flagged):
                         txt = "**%s %s**" % (MARK, txt)
                     cells.append(txt)
             cells.append(cell_note(r))
-            rows.append("| " + " | ".join(cells) + " |")
-    return rows
+            rows.append(cells)
+    return md_table(head, rows)
 
 
 def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
@@ -89,17 +88,17 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
         byf = {}
         for b in below:
             byf.setdefault(b["fabric"], []).append(b)
-        add("| fabric | figures of ours below stock updn | worst (ours / "
-            "updn) |")
-        add("|---|---|---|")
+        rows = []
         for f, _i in fabs:
             bs = byf.get(f)
             if not bs:
                 continue
             w = min(bs, key=lambda b: b["ours"] / b["updn"])
-            add("| %s | %d | LMC %d %s %s: %.3f / %.3f |"
-                % (f, len(bs), w["lmc"], ORDER_TITLE[w["order"]],
-                   w["traffic"], w["ours"], w["updn"]))
+            rows.append([f, str(len(bs)), "LMC %d %s %s: %.3f / %.3f"
+                         % (w["lmc"], ORDER_TITLE[w["order"]],
+                            w["traffic"], w["ours"], w["updn"])])
+        L.extend(md_table(["fabric", "figures of ours below stock updn",
+                           "worst (ours / updn)"], rows))
         add("")
     add("Figures: shift-alltoall efficiency as lft-analyze computes it "
         "(mean over the rounds of 1 / the largest number of flows on one "
@@ -130,11 +129,10 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
     add("")
     add("## Fabrics")
     add("")
-    add("| fabric | hosts | SHARP nodes | switches | source |")
-    add("|---|---|---|---|---|")
-    for f, i in fabs:
-        add("| %s | %d | %d | %d | %s |" % (f, i["hosts"], i["sharp"],
-                                           i["switches"], i["source"]))
+    L.extend(md_table(["fabric", "hosts", "SHARP nodes", "switches",
+                       "source"],
+                      [[f, str(i["hosts"]), str(i["sharp"]),
+                        str(i["switches"]), i["source"]] for f, i in fabs]))
     add("")
     for n in notes:
         add("- %s" % n)
