@@ -152,6 +152,22 @@ BENCHES = ["bench-quality", "bench-fabrics", "bench-degraded",
 
 
 @pytest.mark.parametrize("tool", BENCHES)
+def test_bench_scripts_are_thin(tool):
+    from conftest import REPO
+    path = os.path.join(REPO, "scripts", tool)
+    with open(path) as f:
+        text = f.read()
+    assert text.startswith("#!/usr/bin/python3\n")
+    assert "from osmoffset.cli.%s import main  # noqa: E402\n" \
+        % tool.replace("-", "_") in text
+    assert text.rstrip().endswith("sys.exit(main())")
+    assert "os.path.realpath(__file__)" in text
+    assert "importlib" not in text and "SourceFileLoader" not in text
+    assert len(text.splitlines()) <= 20
+    assert os.access(path, os.X_OK)
+
+
+@pytest.mark.parametrize("tool", BENCHES)
 def test_every_bench_has_version_also_linked_onto_path(tool, tmp_path):
     from conftest import REPO, run_script
     link = tmp_path / tool
