@@ -39,8 +39,8 @@ figure of 'ours' below stock updn's figure of the same fabric, LMC, order
 and traffic is flagged (bold, with a down-arrow) and counted.
 
 Runs are cached in OUT/runs/FABRIC/ENGINE/lmcN (key: osm-sim arguments,
-net file and plugin hashes); --force redoes them.  OUT/results.json holds
-everything; --json prints it.
+net file and plugin hashes); cells that failed are redone, --force redoes
+them all.  OUT/results.json holds everything; --json prints it.
 
 Exit status: 0 every cell measured, 1 a cell could not be routed or
 analysed (ftree failing is not an error), 2 bad usage or input,

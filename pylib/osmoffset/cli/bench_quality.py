@@ -71,8 +71,9 @@ base-LID detours, and fails the run like any goal):
             (docs/simulated-alltoall.md).
 
 Runs are cached in OUT/runs/FABRIC/CONFIG/lmcN: a re-run skips cells whose
-inputs (osm-sim arguments, net file, plugin library) did not change;
---force redoes them.  OUT/results.json holds everything.
+inputs (osm-sim arguments, net file, plugin library) did not change and
+redoes cells that failed; --force redoes them all.  OUT/results.json
+holds everything.
 
 Exit status: 0 all goals pass, 1 a goal failed or a cell could not be
 measured, 2 bad usage or input, 130 interrupted.
