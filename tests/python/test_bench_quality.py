@@ -7,8 +7,10 @@ import subprocess
 
 import pytest
 
-from conftest import (PYTHON, REPO, assert_usage_error, load_script,
-                      requires_plugin)
+from conftest import PYTHON, REPO, assert_usage_error, requires_plugin
+
+from osmoffset import benchcells, fabric, quality
+from osmoffset.rankorder import natural_key
 
 BENCH = os.path.join(REPO, "scripts", "bench-quality")
 
@@ -47,57 +49,54 @@ def test_bad_usage_is_one_line_exit_2(tmp_path, args, message):
     assert_usage_error(bench(args + ["--out", str(tmp_path / "o")]), message)
 
 
-def load_bench_module():
-    return load_script(BENCH, "bench_quality")
-
-
 def test_single_path_bound_of_the_degraded_2level_fabric():
     """ft2-8x4-degraded: leaf-003/004/006 keep 3 uplinks for 4 hosts.  In
     topology order rounds 1-3 and 29-31 need at most 3 uplinks per leaf
     (efficiency 1); in the other 25 rounds such a leaf sends 4 flows, so
     one uplink carries 2 single-path flows (1/2), or 3 half flows with
     two LIDs per flow (2/3)."""
-    bq = load_bench_module()
-    topo = bq.fabric.load_topology(os.path.join(
+    topo = fabric.load_topology(os.path.join(
         REPO, "sim-topologies", "ft2-8x4-degraded.net"))
-    leaf_of, uplinks, order = bq.leaf_layout(topo)
+    leaf_of, uplinks, order = quality.leaf_layout(topo)
     assert order == ["h%04d" % i for i in range(32)]
     names = {topo.nodes[g].desc: u for g, u in uplinks.items()}
     assert [names["leaf-%03d" % i] for i in range(8)] == \
         [4, 4, 4, 3, 3, 4, 3, 4]
-    assert bq.path_bound(order, leaf_of, uplinks, 1) == \
+    assert quality.path_bound(order, leaf_of, uplinks, 1) == \
         pytest.approx((6 + 25 * 0.5) / 31, abs=1e-12)
-    assert bq.path_bound(order, leaf_of, uplinks, 2) == \
+    assert quality.path_bound(order, leaf_of, uplinks, 2) == \
         pytest.approx((6 + 25 * 2 / 3) / 31, abs=1e-12)
 
 
-def test_reachable_optimum_of_the_degraded_2level_fabric(tmp_path):
+def test_reachable_optimum_of_the_degraded_2level_fabric(tmp_path,
+                                                        monkeypatch):
     """route-optimum's exact figure, cached by net hash; full-bisection,
     big and 3-level fabrics are skipped with the reason."""
     pytest.importorskip("scipy.optimize", reason="python3-scipy missing")
-    bq = load_bench_module()
     net = os.path.join(REPO, "sim-topologies", "ft2-8x4-degraded.net")
-    info = {"net": net, "hosts": 32, "sha": bq.file_sha(net)}
+    info = {"net": net, "hosts": 32, "sha": benchcells.file_sha(net)}
     (tmp_path / "fabrics").mkdir()
-    res = bq.reachable_optimum(str(tmp_path), "ft2-8x4-degraded", info, [0],
-                               lambda msg: None)
+    res = quality.reachable_optimum(str(tmp_path), "ft2-8x4-degraded", info,
+                                    [0], lambda msg: None)
     assert res["lmc"]["0"] == pytest.approx(0.565, abs=5e-4)
     cache = tmp_path / "fabrics" / "ft2-8x4-degraded.optimum.json"
     assert json.loads(cache.read_text()) == res
-    # a second call reads the cache: no solver run (the tool is gone)
-    saved, bq.ROUTE_OPTIMUM = bq.ROUTE_OPTIMUM, "/nonexistent"
-    try:
-        assert bq.reachable_optimum(str(tmp_path), "ft2-8x4-degraded", info,
-                                    [0], lambda msg: None) == res
-    finally:
-        bq.ROUTE_OPTIMUM = saved
-    assert bq.reachable_optimum(str(tmp_path), "ft2-8x4", dict(info), [0],
-                                None) == {"skipped": "full bisection"}
+    # a second call reads the cache: no solver run (the solver is gone)
+
+    def no_solver(*args, **kw):
+        raise AssertionError("route-optimum called again")
+    with monkeypatch.context() as m:
+        m.setattr(benchcells, "route_optimum", no_solver)
+        assert quality.reachable_optimum(str(tmp_path), "ft2-8x4-degraded",
+                                         info, [0], lambda msg: None) == res
+    assert quality.reachable_optimum(str(tmp_path), "ft2-8x4", dict(info),
+                                     [0], None) == \
+        {"skipped": "full bisection"}
     kary = os.path.join(REPO, "sim-topologies", "kary-4-3-degraded.net")
-    res = bq.reachable_optimum(str(tmp_path), "kary-4-3-degraded",
-                               {"net": kary, "hosts": 64,
-                                "sha": bq.file_sha(kary)}, [0],
-                               lambda msg: None)
+    res = quality.reachable_optimum(str(tmp_path), "kary-4-3-degraded",
+                                    {"net": kary, "hosts": 64,
+                                     "sha": benchcells.file_sha(kary)}, [0],
+                                    lambda msg: None)
     assert "not a 2-level fat tree" in res["skipped"]
 
 
@@ -195,11 +194,10 @@ def test_random_recheck_repeats_this_runs_order_first(quick_run):
     doc = json.loads(p.stdout)
     cell = [c for c in doc["cells"]
             if c["config"] == "ours-updn" and c["lmc"] == 1][0]
-    bq = load_bench_module()
     with open(doc["fabrics"]["ft2-8x4"]["hostfile"]) as f:
-        hosts = sorted(f.read().split(), key=bq.natural_key)
+        hosts = sorted(f.read().split(), key=natural_key)
     for what in ("base", "spread"):
-        effs = bq.seed_efficiencies(cell["dir"], 1, what, hosts, 3)
+        effs = quality.seed_efficiencies(cell["dir"], 1, what, hosts, 3)
         assert len(effs) == 3 and all(0 < e <= 1 for e in effs)
         assert effs[0] == pytest.approx(cell["orders"]["random"][what],
                                         abs=1e-12)

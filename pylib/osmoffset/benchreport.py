@@ -1,0 +1,154 @@
+"""What the routing benchmarks share around their cells: the command-line
+checks, Markdown tables, figures, JSON results and the description of the
+machine and the software a report was made with."""
+
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+
+from osmoffset import paths
+from osmoffset.benchcells import read_text
+
+
+class UsageError(Exception):
+    """Bad usage or input of a benchmark: one line, exit status 2."""
+
+
+def name_list(text):
+    """Names separated by commas or blanks."""
+    return [t for t in re.split(r"[,\s]+", text.strip()) if t]
+
+
+def lmc_list(text):
+    """The sorted LMC values of --lmc LIST (each 0..3)."""
+    try:
+        lmcs = sorted(set(int(x) for x in name_list(text)))
+    except ValueError:
+        raise UsageError("--lmc: not a comma-separated list of numbers: %r"
+                         % text)
+    if not lmcs or any(not 0 <= l <= 3 for l in lmcs):
+        raise UsageError("--lmc: values must be 0..3")
+    return lmcs
+
+
+def check_jobs(jobs):
+    if jobs < 1:
+        raise UsageError("--jobs must be >= 1")
+
+
+def logger(prog, quiet):
+    """log(msg): "prog: msg" on stderr, or nothing when quiet."""
+    if quiet:
+        return lambda msg: None
+
+    def log(msg):
+        sys.stderr.write("%s: %s\n" % (prog, msg))
+        sys.stderr.flush()
+    return log
+
+
+def fmt(v):
+    """A figure of a table: three decimals, "-" for none."""
+    return "-" if v is None else "%.3f" % v
+
+
+def md_table(head, rows):
+    """Lines of a Markdown table."""
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(r) + " |")
+    return out
+
+
+def command_line(prog, argv):
+    """How a report says it was made: scripts/PROG ARGS."""
+    return "scripts/%s " % prog + " ".join(shlex.quote(a) for a in argv)
+
+
+def write_json(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def print_json(doc):
+    json.dump(doc, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def net_command(path, header_only=False):
+    """The "# command: ..." line a generated net file starts with (the
+    command that wrote it), or None.  header_only: stop at the first line
+    that is no comment."""
+    with open(path, errors="replace") as fh:
+        for line in fh:
+            m = re.match(r"#\s*command:\s*(.*)", line)
+            if m:
+                return m.group(1).strip()
+            if header_only and not line.startswith("#"):
+                break
+    return None
+
+
+# ----------------------------------------------------------------------
+# where a report was made
+
+def machine_text():
+    """Cores, CPU, memory, OS and kernel of this machine, one line."""
+    cpu = None
+    m = re.search(r"^model name\s*:\s*(.*)$",
+                  read_text("/proc/cpuinfo") or "", re.M)
+    if m:
+        cpu = m.group(1).strip()
+    mem = None
+    m = re.search(r"^MemTotal:\s*(\d+) kB", read_text("/proc/meminfo") or "",
+                  re.M)
+    if m:
+        mem = "%.1f GB RAM" % (int(m.group(1)) / 1048576.0)
+    osrel = None
+    m = re.search(r'^PRETTY_NAME="?([^"\n]*)', read_text("/etc/os-release")
+                  or "", re.M)
+    if m:
+        osrel = m.group(1)
+    return ", ".join(x for x in (
+        "%d cores" % (os.cpu_count() or 1), cpu, mem, osrel,
+        "Linux " + platform.release()) if x)
+
+
+def tool_versions(packages=("opensm", "ibsim-utils")):
+    """{package: Debian version or None} of the simulation's software."""
+    out = {}
+    for pkg in packages:
+        try:
+            p = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL,
+                               universal_newlines=True)
+            out[pkg] = p.stdout.strip() or None
+        except OSError:
+            out[pkg] = None
+    return out
+
+
+def git_describe():
+    """git describe --always --dirty of the source tree, or None (an
+    installation, or no git)."""
+    root = paths.source_root()
+    if root is None:
+        return None
+    try:
+        p = subprocess.run(["git", "-C", root, "describe", "--always",
+                            "--dirty"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, universal_newlines=True)
+    except OSError:
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def host_name():
+    return platform.node() or "host"

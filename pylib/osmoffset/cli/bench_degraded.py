@@ -1,0 +1,168 @@
+# bench-degraded - alltoall efficiency on many randomly degraded fat trees
+#
+# Copyright (c) 2026 The osmoffset authors.
+#
+# This software is available to you under the terms of the GNU General
+# Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+"""Route many randomly degraded 2-level fat trees and print how well each
+routing serves a shift alltoall.
+
+bench-quality judges a fixed suite with one degraded tree per size; how a
+detour rule copes with missing links depends on where they are missing,
+so this benchmark draws several: for every size and seed it writes a
+fabric with gen-fabric (2level --remove-links FRACTION --seed SEED),
+routes it with Debian's opensm (osm-sim, LMC 0) as stock updn, with the
+osmoffset plugin, and optionally with a second plugin build
+(--baseline-plugin-dir, for A/B of two rules), and prints the base-LID
+shift efficiency in topology rank order (as lft-analyze computes it)
+with, for fabrics of at most --optimum-max-hosts hosts, the best any
+destination-based routing reaches (route-optimum).
+
+Sizes are LEAVESxSPINES; every leaf gets as many hosts as it has spines
+(full bisection before the links go).
+
+Exit status: 0 every cell measured, 1 a cell failed, 2 bad usage.
+
+Example:
+  bench-degraded --sizes 8x4,18x9,24x12 --seeds 1-5
+  bench-degraded --baseline-plugin-dir /tmp/old/.libs --json
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+
+from osmoffset import benchcells
+from osmoffset.benchreport import UsageError
+from osmoffset.cli import add_version
+from osmoffset.degraded import (cell_figures, make_fabric, make_tasks,
+                                report)
+
+PROG = "bench-degraded"
+
+
+def seed_list(text):
+    m = re.fullmatch(r"(\d+)-(\d+)", text)
+    if m and int(m.group(1)) <= int(m.group(2)):
+        return list(range(int(m.group(1)), int(m.group(2)) + 1))
+    try:
+        seeds = [int(s) for s in text.split(",") if s]
+    except ValueError:
+        seeds = []
+    if not seeds:
+        raise argparse.ArgumentTypeError("'%s': want N-M or N,M,..." % text)
+    return seeds
+
+
+def size_list(text):
+    sizes = []
+    for s in text.split(","):
+        m = re.fullmatch(r"(\d+)x(\d+)", s)
+        if not m or int(m.group(1)) < 2 or int(m.group(2)) < 2:
+            raise argparse.ArgumentTypeError(
+                "'%s': want LEAVESxSPINES, both at least 2" % s)
+        sizes.append((int(m.group(1)), int(m.group(2))))
+    return sizes
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog=PROG, description="Shift-alltoall efficiency of stock updn and "
+        "osmoffset on randomly degraded 2-level fat trees.",
+        epilog="Exit status: 0 every cell measured; 1 a cell failed; 2 bad "
+        "usage.")
+    ap.add_argument("--sizes", type=size_list, default=size_list(
+        "8x4,12x6,18x9,24x12"), metavar="LIST",
+        help="LEAVESxSPINES,... (default 8x4,12x6,18x9,24x12)")
+    ap.add_argument("--seeds", type=seed_list, default=seed_list("1-5"),
+                    metavar="N-M", help="gen-fabric seeds (default 1-5)")
+    ap.add_argument("--remove", type=float, default=0.05, metavar="F",
+                    help="fraction of the inter-switch cables removed "
+                    "(default 0.05)")
+    ap.add_argument("--baseline-plugin-dir", metavar="DIR",
+                    help="also route with the libosmoffset.so in DIR "
+                    "(another build, for A/B)")
+    ap.add_argument("--optimum-max-hosts", type=int, default=72,
+                    metavar="N", help="solve the best routing with "
+                    "route-optimum up to N hosts (default 72; 0: never)")
+    ap.add_argument("--jobs", type=int, default=2, metavar="N",
+                    help="cells in parallel (default 2)")
+    ap.add_argument("--out", metavar="DIR",
+                    help="keep fabrics and runs here (default: a "
+                    "temporary directory, removed)")
+    ap.add_argument("--json", action="store_true",
+                    help="print the results as JSON")
+    add_version(ap, PROG)
+    args = ap.parse_args(argv)
+    if not 0 < args.remove < 1:
+        ap.error("--remove must be between 0 and 1")
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    for d in [benchcells.plugin_dir()] + ([args.baseline_plugin_dir]
+                             if args.baseline_plugin_dir else []):
+        if not os.path.isfile(os.path.join(d, "libosmoffset.so")):
+            ap.error("no libosmoffset.so in %s (build first: make)" % d)
+    return args
+
+
+def measure(args, out):
+    configs = [("updn", None), ("osmoffset", benchcells.plugin_dir())]
+    if args.baseline_plugin_dir:
+        configs.append(("baseline", args.baseline_plugin_dir))
+    rows = []
+    for leaves, spines in args.sizes:
+        for seed in args.seeds:
+            rows.append({"size": "%dx%d" % (leaves, spines), "seed": seed,
+                         "hosts": leaves * spines,
+                         "net": make_fabric(out, leaves, spines, seed,
+                                            args.remove)})
+    tasks = make_tasks(out, rows, configs, args.optimum_max_hosts)
+    for (i, name), r in benchcells.run_all(tasks, args.jobs).items():
+        rows[i][name] = cell_figures(r)
+    return [n for n, _ in configs], rows
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        print("%s: interrupted" % PROG, file=sys.stderr)
+        return 130
+
+
+def run(argv):
+    try:
+        args = parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    tmp = None
+    try:
+        if args.out:
+            out = os.path.abspath(args.out)
+        else:
+            tmp = tempfile.TemporaryDirectory(prefix="bench-degraded-")
+            out = tmp.name
+        os.makedirs(os.path.join(out, "fabrics"), exist_ok=True)
+        names, rows = measure(args, out)
+    except UsageError as exc:
+        print("%s: %s" % (PROG, exc), file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print("%s: %s: %s" % (PROG, exc.filename or "", exc.strerror),
+              file=sys.stderr)
+        return 2
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    if args.json:
+        print(json.dumps({"configs": names, "remove": args.remove,
+                          "rows": rows}, indent=1, sort_keys=True))
+    else:
+        print("\n".join(report(names, rows)))
+    failed = any("error" in (r.get(c) or {}) for r in rows
+                 for c in names + ["optimum"])
+    return 1 if failed else 0

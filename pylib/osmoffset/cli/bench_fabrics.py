@@ -1,0 +1,182 @@
+# bench-fabrics - every engine on the curated, real and extra fabrics
+#
+# Copyright (c) 2026 The osmoffset authors.
+#
+# This software is available to you under the terms of the GNU General
+# Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+"""Shift-alltoall quality of every engine on curated, real and given fabrics.
+
+For every fabric x engine x LMC, bench-fabrics routes the fabric once with
+osm-sim (private ibsim + Debian's opensm --once; --allow-fallback,
+so a fallback is measured and reported) and analyses the LFTs with the
+osmoffset analysis library in four rank orders.
+
+Fabrics:
+  every sim-topologies/*.net (picked up by name, new files included);
+  the real dumps of ../shared/realfabrics (--realfabrics DIR), converted
+  with osmoffset.ibnetdiscover: ndr-2level-railopt with its SHARP
+  aggregation nodes and ndr-2level-railopt-nosharp without them, and
+  qdr-irregular-x5 (named through its .map; it has no SHARP nodes);
+  skipped with a note when the directory is absent;
+  every --net FILE (repeatable), named by its file name.
+
+Engines:
+  updn     stock updn (roots from the net file's updn-root lines if any)
+  dfsssp   stock dfsssp
+  ftree    stock ftree; "fails" where OpenSM falls back to another engine
+  ours     updn + osmoffset port_offsetting=on (plus --plugin-option)
+
+Rank orders (lft-analyze's --order / --job):
+  leaf     topology order: ranks grouped by leaf
+  quarter  a job on the first quarter of the hosts in leaf order
+  half     a job on the first half of the hosts in leaf order
+  random   leaf order shuffled with --seed
+SHARP aggregation nodes are routed and checked but run no rank.
+
+Figures: base = shift efficiency with every rank sending to its peer's
+base LID; spread = traffic striped over the 2^LMC LIDs (LMC > 0).  Every
+figure of 'ours' below stock updn's figure of the same fabric, LMC, order
+and traffic is flagged (bold, with a down-arrow) and counted.
+
+Runs are cached in OUT/runs/FABRIC/ENGINE/lmcN (key: osm-sim arguments,
+net file and plugin hashes); cells that failed are redone, --force redoes
+them all.  OUT/results.json holds everything; --json prints it.
+
+Exit status: 0 every cell measured, 1 a cell could not be routed or
+analysed (ftree failing is not an error), 2 bad usage or input,
+130 interrupted.
+
+Example:
+  bench-fabrics --out /tmp/bf --doc docs/fabrics.md
+  bench-fabrics --quick --fabrics ft2-8x4 --out /tmp/bf --json
+  bench-fabrics --net my-fabric.net --plugin-option stock_guard=on
+"""
+
+import argparse
+import os
+import sys
+import time
+
+from osmoffset import benchcells
+from osmoffset.benchreport import (UsageError, check_jobs, command_line,
+                                   lmc_list, logger, name_list, print_json,
+                                   write_json)
+from osmoffset.cli import add_version
+from osmoffset.fabricsreport import print_tables, write_doc
+from osmoffset.fabricsuite import (ENGINE_BY_NAME, ORDERS, below_stock,
+                                   check_engines, check_plugin_options,
+                                   collect_fabrics, default_realfabrics,
+                                   make_tasks)
+
+PROG = "bench-fabrics"
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog=PROG, description=__doc__.split("\n", 1)[0],
+        epilog=__doc__.split("\n", 1)[1].strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="bench-fabrics.out", metavar="DIR",
+                   help="directory for converted fabrics, runs and "
+                        "results.json (default ./bench-fabrics.out)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help="cells routed and analysed in parallel (default 2)")
+    p.add_argument("--quick", action="store_true",
+                   help="the curated sim-topologies fabrics (and --net) "
+                        "only, no real dumps: a smoke test")
+    p.add_argument("--fabrics", metavar="NAMES",
+                   help="comma-separated fabric names (default: all)")
+    p.add_argument("--net", action="append", default=[], metavar="FILE",
+                   help="an extra ibsim net file (repeatable)")
+    p.add_argument("--realfabrics", default=default_realfabrics(),
+                   metavar="DIR",
+                   help="directory of the real dumps (default "
+                        "<repo>/../shared/realfabrics)")
+    p.add_argument("--engines", metavar="NAMES",
+                   help="comma-separated engines (default: %s)"
+                        % ",".join(ENGINE_BY_NAME))
+    p.add_argument("--lmc", default="0,2", metavar="LIST",
+                   help="comma-separated LMC values (default 0,2)")
+    p.add_argument("--seed", type=int, default=1, metavar="S",
+                   help="seed of the random rank order (default 1)")
+    p.add_argument("--plugin-option", action="append", default=[],
+                   metavar="KEY=VAL",
+                   help="event_plugin_options token for the 'ours' engine "
+                        "(repeatable; osm-sim --plugin-option)")
+    p.add_argument("--force", action="store_true",
+                   help="redo cells that are cached in --out")
+    p.add_argument("--doc", metavar="FILE",
+                   help="write the Markdown report to FILE")
+    p.add_argument("--json", action="store_true",
+                   help="print the results as JSON instead of the tables")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines on stderr")
+    add_version(p, PROG)
+    return p
+
+
+
+def check_args(args):
+    check_jobs(args.jobs)
+    lmcs = lmc_list(args.lmc)
+    engines = check_engines(name_list(args.engines) if args.engines
+                            else None)
+    check_plugin_options(args.plugin_option)
+    if "ours" in engines and not os.path.isfile(benchcells.plugin_file()):
+        raise UsageError("plugin %s not found; build it first (make)"
+                         % benchcells.plugin_file())
+    return engines, lmcs
+
+
+# ----------------------------------------------------------------------
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    log = logger(PROG, args.quiet)
+    t0 = time.monotonic()
+    try:
+        engines, lmcs = check_args(args)
+        out = os.path.abspath(args.out)
+        os.makedirs(out, exist_ok=True)
+        fabs, notes = collect_fabrics(
+            out, log, args.quick, args.realfabrics, args.net,
+            name_list(args.fabrics) if args.fabrics else None)
+        tasks = make_tasks(out, fabs, engines, lmcs, args.seed,
+                           args.plugin_option, args.force)
+        results = benchcells.run_all(tasks, args.jobs, log)
+    except UsageError as exc:
+        sys.stderr.write("%s: %s\n" % (PROG, exc))
+        return 2
+    except OSError as exc:
+        sys.stderr.write("%s: %s%s\n" % (
+            PROG, exc.strerror or exc,
+            (": " + exc.filename) if getattr(exc, "filename", None) else ""))
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("%s: interrupted\n" % PROG)
+        return 130
+    elapsed = time.monotonic() - t0
+    below = below_stock(results, fabs, engines, lmcs)
+    command = command_line(PROG, argv)
+    doc = {"command": command, "seed": args.seed,
+           "lmcs": lmcs, "engines": engines,
+           "orders": {o: list(s) for o, s in ORDERS},
+           "plugin_options": args.plugin_option, "notes": notes,
+           "fabrics": [dict(i, name=f) for f, i in fabs],
+           "cells": [results[k] for k in sorted(results)],
+           "below_stock": below, "seconds": round(elapsed, 1)}
+    write_json(os.path.join(out, "results.json"), doc)
+    if args.doc:
+        write_doc(args.doc, command, args, fabs, notes, engines, lmcs,
+                  results, below, elapsed)
+        log("wrote %s" % args.doc)
+    if args.json:
+        print_json(doc)
+    else:
+        print_tables(fabs, engines, lmcs, results, below)
+    bad = [r for r in results.values() if r["status"] == "error"]
+    for r in bad:
+        sys.stderr.write("%s: %s %s lmc %d: %s\n" % (
+            PROG, r["fabric"], r["engine"], r["lmc"], r.get("error")))
+    return 1 if bad else 0

@@ -1,0 +1,132 @@
+"""bench-degraded's cells and table: randomly degraded 2-level fat trees
+(gen-fabric 2level --remove-links), each routed by stock updn, by the
+osmoffset plugin and optionally by a second plugin build, measured in
+topology rank order (base-LID shift efficiency and the leaf bound), with
+the best any destination-based routing reaches (route-optimum) beside.
+
+The command line is osmoffset.cli.bench_degraded.
+"""
+
+import os
+
+from osmoffset import benchcells, fabric
+from osmoffset.benchreport import UsageError
+
+
+def make_fabric(out, leaves, spines, seed, remove):
+    """Write OUT/fabrics/dLxS-sN.net with gen-fabric; returns its path."""
+    net = os.path.join(out, "fabrics", "d%dx%d-s%d.net"
+                       % (leaves, spines, seed))
+    p = benchcells.run_tool(
+        "gen-fabric", ["2level", "--leaves", str(leaves), "--spines",
+                       str(spines), "--hosts-per-leaf", str(spines),
+                       "--random-guids", "--remove-links", str(remove),
+                       "--seed", str(seed), "-o", net])
+    if p.returncode != 0:
+        raise UsageError("gen-fabric %dx%d seed %d: %s"
+                         % (leaves, spines, seed,
+                            benchcells.last_line(p.stderr or p.stdout)
+                            or "exit %d" % p.returncode))
+    return net
+
+
+def measure_route(task, res, osmlog):
+    """benchcells measure(): base-LID shift efficiency in topology order
+    and the leaf bound, or an error."""
+    try:
+        r = benchcells.analysis(task["dir"])
+    except fabric.InputError as exc:
+        res.update(status="error", error="lft-analyze: %s" % exc)
+        return
+    if not r["valid"] or r["credit_loop"]:
+        res.update(status="error", error="invalid routing or credit loop")
+        return
+    res.update(status="ok", figures={
+        "base": r["shift"]["base"]["efficiency"],
+        "bound": r["bound"]["efficiency"]})
+
+
+def measure_optimum(task, res, osmlog):
+    """benchcells measure() without routing: route-optimum's best."""
+    try:
+        r = benchcells.route_optimum(task["net"], 0, time_limit=120)
+    except (RuntimeError, OSError, ValueError) as exc:
+        msg = str(exc)
+        if not msg.startswith("route-optimum"):
+            msg = "route-optimum: " + msg
+        res.update(status="error", error=msg)
+        return
+    res.update(status="ok", figures={
+        "base": r.get("bound") if r.get("optimal") else None})
+
+
+def make_tasks(out, rows, configs, optimum_max_hosts):
+    """benchcells tasks: every row's fabric in every configuration (name,
+    plugin directory or None for stock), and the optimum of the small
+    ones; keyed (row index, name)."""
+    tasks = []
+    for i, row in enumerate(rows):
+        net = row["net"]
+        name = os.path.basename(net)[:-4]
+        for config, pdir in configs:
+            cell = os.path.join(out, "runs", name, config)
+            sim = ["-q", "--net", net, "--out", cell, "--lmc", "0",
+                   "--engine", "updn", "--no-ibroute"]
+            sim += ["--stock"] if pdir is None else \
+                ["--port-offsetting", "on", "--plugin-dir", pdir]
+            tasks.append({"id": (i, config), "dir": cell, "sim": sim,
+                          "key": None, "force": True,
+                          "measure": measure_route})
+        if row["hosts"] <= optimum_max_hosts:
+            tasks.append({"id": (i, "optimum"),
+                          "dir": os.path.join(out, "runs", name, "optimum"),
+                          "sim": None, "key": None, "force": True,
+                          "measure": measure_optimum, "net": net})
+    return tasks
+
+
+def cell_figures(r):
+    """A row's entry for one cell: its figures or {"error": why}."""
+    if r["status"] != "ok":
+        return {"error": r.get("error")}
+    return r["figures"]
+
+
+def fmt(cell):
+    if cell is None:
+        return "-"
+    if "error" in cell:
+        return "ERROR"
+    return "-" if cell.get("base") is None else "%.3f" % cell["base"]
+
+
+def report(names, rows):
+    cols = names + ["optimum"]
+    lines = ["%-8s %4s %5s  " % ("size", "seed", "hosts") +
+             "  ".join("%9s" % c for c in cols) + "  %9s" % "bound"]
+    for r in rows:
+        lines.append("%-8s %4d %5d  " % (r["size"], r["seed"], r["hosts"]) +
+                     "  ".join("%9s" % fmt(r.get(c)) for c in cols) +
+                     "  %9s" % fmt({"base": (r.get("updn") or {})
+                                    .get("bound")}))
+    means = []
+    for c in names:
+        v = [r[c]["base"] for r in rows if "base" in r.get(c, {})]
+        means.append("%9s" % ("%.3f" % (sum(v) / len(v)) if v else "-"))
+    lines.append("%-20s  " % "mean" + "  ".join(means))
+    if "baseline" in names:
+        pairs = [(r["osmoffset"]["base"], r["baseline"]["base"])
+                 for r in rows if "base" in r.get("osmoffset", {}) and
+                 "base" in r.get("baseline", {})]
+        better = sum(1 for a, b in pairs if a > b + 1e-9)
+        worse = sum(1 for a, b in pairs if a < b - 1e-9)
+        lines.append("osmoffset vs baseline: better on %d, worse on %d, "
+                     "equal on %d of %d fabrics"
+                     % (better, worse, len(pairs) - better - worse,
+                        len(pairs)))
+    for r in rows:
+        for c in cols:
+            if "error" in (r.get(c) or {}):
+                lines.append("%s seed %d %s: %s"
+                             % (r["size"], r["seed"], c, r[c]["error"]))
+    return lines

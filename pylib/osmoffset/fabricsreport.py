@@ -1,0 +1,166 @@
+"""bench-fabrics's output: the per-fabric tables (Markdown, also printed)
+and the report of --doc."""
+
+import datetime
+
+from osmoffset.benchreport import fmt, git_describe, host_name, md_table
+from osmoffset.fabricsuite import (ENGINE_BY_NAME, MARK, ORDERS,
+                                   ORDER_TITLE, traffics, value)
+
+
+def cell_note(r):
+    if r is None:
+        return "missing"
+    if r["status"] == "fails":
+        return "fails (OpenSM fell back to %s)" % r.get("engine_used")
+    if r["status"] != "ok":
+        return "error: %s" % r.get("error", "")
+    notes = []
+    if r.get("fallback"):
+        notes.append("fallback to %s" % r.get("engine_used"))
+    if not r["valid"]:
+        notes.append("INVALID: %d unreachable host/LID pairs"
+                     % r["unreachable_pairs"])
+    if r["credit_loop"]:
+        notes.append("CREDIT LOOP")
+    return ", ".join(notes)
+
+
+def fabric_table(results, f, engines, lmcs, flagged):
+    head = ["engine", "LMC"]
+    for o, _s in ORDERS:
+        head.append("%s base" % o)
+        if any(l > 0 for l in lmcs):
+            head.append("%s spread" % o)
+    head.append("notes")
+    rows = []
+    for e in engines:
+        for l in lmcs:
+            r = results.get((f, e, l))
+            cells = [ENGINE_BY_NAME[e][1], str(l)]
+            ok = r is not None and r.get("status") == "ok"
+            for o, _s in ORDERS:
+                for t in ("base", "spread"):
+                    if t == "spread" and not any(x > 0 for x in lmcs):
+                        continue
+                    if not ok:
+                        cells.append("fails" if r and r["status"] == "fails"
+                                     else "-")
+                        continue
+                    v = r["orders"][o][t]
+                    if v is None:
+                        cells.append("-" if r["orders"][o]["ranks"] == 0
+                                     else "")
+                        continue
+                    txt = fmt(v)
+                    if e == "ours" and (f, l, o, t) in flagged:
+                        txt = "**%s %s**" % (MARK, txt)
+                    cells.append(txt)
+            cells.append(cell_note(r))
+            rows.append(cells)
+    return md_table(head, rows)
+
+
+def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
+              below, elapsed):
+    """The Markdown report; command: how it was made."""
+    flagged = {(b["fabric"], b["lmc"], b["order"], b["traffic"])
+               for b in below}
+    L = []
+    add = L.append
+    add("# Every engine on curated, real and irregular fabrics")
+    add("")
+    cached = sum(1 for r in results.values() if r.get("cached"))
+    build = git_describe()
+    add("Made by `%s` (%s, %s%s; %d cells, %d of them from the cache of an "
+        "earlier run, %.0f s with --jobs %d)."
+        % (command, datetime.date.today().isoformat(), host_name(),
+           ", build %s" % build if build else "", len(results), cached,
+           elapsed, args.jobs))
+    add("")
+    n_fig = sum(1 for f, _ in fabs for l in lmcs for o, _s in ORDERS
+                for t in traffics(l)
+                if value(results, f, "ours", l, o, t) is not None)
+    add("**Port offsetting below stock updn: %d of %d figures** (marked "
+        "**%s** in bold below)." % (len(below), n_fig, MARK))
+    add("")
+    if below:
+        byf = {}
+        for b in below:
+            byf.setdefault(b["fabric"], []).append(b)
+        rows = []
+        for f, _i in fabs:
+            bs = byf.get(f)
+            if not bs:
+                continue
+            w = min(bs, key=lambda b: b["ours"] / b["updn"])
+            rows.append([f, str(len(bs)), "LMC %d %s %s: %.3f / %.3f"
+                         % (w["lmc"], ORDER_TITLE[w["order"]],
+                            w["traffic"], w["ours"], w["updn"])])
+        L.extend(md_table(["fabric", "figures of ours below stock updn",
+                           "worst (ours / updn)"], rows))
+        add("")
+    add("Figures: shift-alltoall efficiency as lft-analyze computes it "
+        "(mean over the rounds of 1 / the largest number of flows on one "
+        "link; 1.0 = contention-free). *base*: every rank sends to its "
+        "peer's base LID; *spread*: traffic striped over the 2^LMC LIDs "
+        "(LMC > 0). Rank orders: **leaf** = topology order (ranks grouped "
+        "by leaf, lft-analyze's default), **quarter** / **half** = a job "
+        "on the first contiguous quarter / half of the hosts in leaf order "
+        "(`lft-analyze --job quarter|half`), **random** = leaf order "
+        "shuffled with numpy's default_rng(seed %d) (`lft-analyze --order "
+        "random --seed %d`). SHARP aggregation nodes are routed and checked "
+        "but run no rank." % (args.seed, args.seed))
+    add("")
+    add("Engines: %s. Each cell is one `scripts/osm-sim --allow-fallback` "
+        "run (OpenSM 3.3.23 on ibsim); a fallback to another engine is "
+        "noted, and ftree is reported as *fails* where OpenSM falls back "
+        "(OpenSM 3.3.23's ftree routes no LMC > 0, and only fabrics it "
+        "recognises as fat trees). *CREDIT LOOP* means a cycle in the "
+        "channel dependencies of the LFTs alone: dfsssp breaks such cycles "
+        "with virtual lanes, which this check does not model; for updn "
+        "it is a real deadlock risk. *INVALID* counts host/LID pairs "
+        "without a route. *-* in a job column: the fabric has too few "
+        "hosts for that job."
+        % "; ".join("**%s** = %s" % (e, ENGINE_BY_NAME[e][1])
+                    for e in engines))
+    if args.plugin_option:
+        add("Plugin options of *ours*: `%s`." % " ".join(args.plugin_option))
+    add("")
+    add("## Fabrics")
+    add("")
+    L.extend(md_table(["fabric", "hosts", "SHARP nodes", "switches",
+                       "source"],
+                      [[f, str(i["hosts"]), str(i["sharp"]),
+                        str(i["switches"]), i["source"]] for f, i in fabs]))
+    add("")
+    for n in notes:
+        add("- %s" % n)
+    if notes:
+        add("")
+    add("The real dumps' sources and licences are in "
+        "../shared/realfabrics/README.md.")
+    add("")
+    for f, i in fabs:
+        add("## %s" % f)
+        add("")
+        add("%d hosts, %d switches%s." % (i["hosts"], i["switches"],
+                                          ", %d SHARP aggregation nodes"
+                                          % i["sharp"] if i["sharp"] else ""))
+        add("")
+        L.extend(fabric_table(results, f, engines, lmcs, flagged))
+        add("")
+    with open(path, "w") as fh:
+        fh.write("\n".join(L) + "\n")
+
+
+def print_tables(fabs, engines, lmcs, results, below):
+    flagged = {(b["fabric"], b["lmc"], b["order"], b["traffic"])
+               for b in below}
+    print("port offsetting below stock updn: %d figures" % len(below))
+    for f, _i in fabs:
+        print()
+        print("## %s" % f)
+        for line in fabric_table(results, f, engines, lmcs, flagged):
+            print(line)
+
