@@ -37,6 +37,8 @@ struct reach_work {
 	uint32_t *cas;		/* per switch: CA ports cabled to it */
 	uint8_t *holes_at;	/* per LID: some switch has no entry */
 	unsigned max_lid;	/* LIDs in holes_at */
+	int sticky;		/* keep to the first turn switch chosen */
+	uint32_t turn;		/* that switch, or OO_EVAL_NONE */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
 	size_t num_fills;
 	size_t max_fills;
@@ -188,12 +190,15 @@ static uint64_t turn_cost(const struct oo_reach_net *net,
  * one switch.  Returns the switch, or OO_EVAL_NONE when no switch will do.
  */
 static uint32_t pick_turn(const struct oo_reach_net *net,
-			  const struct reach_work *w, unsigned num_holes,
+			  struct reach_work *w, unsigned num_holes,
 			  uint32_t dest, unsigned lid)
 {
 	uint64_t best_cost = UINT64_MAX;
 	uint32_t best = OO_EVAL_NONE, t;
 
+	if (w->sticky && w->turn != OO_EVAL_NONE &&
+	    turn_cost(net, w, num_holes, dest, lid, w->turn) != UINT64_MAX)
+		return w->turn;
 	for (t = 0; t < net->num_sw; t++) {
 		uint64_t cost = turn_cost(net, w, num_holes, dest, lid, t);
 
@@ -205,6 +210,8 @@ static uint32_t pick_turn(const struct oo_reach_net *net,
 			best = t;
 		}
 	}
+	if (w->sticky && w->turn == OO_EVAL_NONE)
+		w->turn = best;
 	return best;
 }
 
@@ -433,6 +440,7 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	uint32_t d;
 
 	memset(w, 0, sizeof(*w));
+	w->turn = OO_EVAL_NONE;
 	w->state = calloc(net->num_sw + 1, 1);
 	w->path = calloc(net->num_sw + 1, sizeof(*w->path));
 	w->holes = calloc(net->num_sw + 1, sizeof(*w->holes));
@@ -467,61 +475,80 @@ static unsigned fill_dest(const struct oo_reach_net *net,
 	return lids;
 }
 
-/*
- * Every filled destination at once, else (a credit loop) one destination
- * at a time, each kept only if the dependencies stay acyclic.
- */
-static int keep_acyclic(const struct oo_reach_net *net, struct reach_work *w,
-			struct oo_reach_result *res)
+/* Fill every destination's holes; 1 if the result is acyclic. */
+static int fill_all(const struct oo_reach_net *net, struct reach_work *w,
+		    struct oo_reach_result *res)
 {
 	uint32_t d;
-	int ok = oo_reach_acyclic(net);
 
-	if (ok)
-		return ok < 0 ? -1 : 0;
-	res->cyclic = 1;
-	undo_fills(net, w, 0);
-	res->left += res->filled;
-	res->filled = 0;
+	res->lids = res->filled = res->left = 0;
+	for (d = 0; d < net->num_dests; d++)
+		res->lids += fill_dest(net, w, d, res);
+	return res->filled ? oo_reach_acyclic(net) : 1;
+}
+
+/*
+ * One destination at a time, each kept only if the dependencies stay
+ * acyclic.
+ */
+static int fill_one_by_one(const struct oo_reach_net *net,
+			   struct reach_work *w, struct oo_reach_result *res)
+{
+	uint32_t d;
+
+	res->lids = res->filled = res->left = 0;
 	for (d = 0; d < net->num_dests; d++) {
 		struct oo_reach_result one = { 0, 0, 0, 0 };
 		size_t start = w->num_fills;
+		int ok;
 
-		if (!fill_dest(net, w, d, &one) || !one.filled)
+		res->lids += fill_dest(net, w, d, &one);
+		res->left += one.left;
+		if (!one.filled)
 			continue;
 		ok = oo_reach_acyclic(net);
-		if (ok < 0) {
-			undo_fills(net, w, start);
+		if (ok < 0)
 			return -1;
-		}
 		if (!ok) {
 			undo_fills(net, w, start);
+			res->left += one.filled;
 			continue;
 		}
 		res->filled += one.filled;
-		res->left -= one.filled;
 	}
 	return 0;
 }
 
+/*
+ * Every LID at its own best turn switch; if that closes a credit loop,
+ * every LID at the first turn switch chosen wherever that one serves (a
+ * single turn switch lets no loop through it); if that still does, one
+ * destination at a time.
+ */
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
 {
 	struct reach_work w;
-	uint32_t d;
-	int ret = 0;
+	int ok;
 
 	memset(res, 0, sizeof(*res));
 	if (!net->num_sw || !net->stride)
 		return 0;
 	if (init_work(net, &w))
 		return -1;
-	for (d = 0; d < net->num_dests; d++)
-		res->lids += fill_dest(net, &w, d, res);
-	if (res->filled && keep_acyclic(net, &w, res)) {
+	ok = fill_all(net, &w, res);
+	if (!ok) {
+		res->cyclic = 1;
 		undo_fills(net, &w, 0);
-		ret = -1;
+		w.sticky = 1;
+		ok = fill_all(net, &w, res);
+		if (!ok) {
+			undo_fills(net, &w, 0);
+			ok = fill_one_by_one(net, &w, res) ? -1 : 1;
+		}
 	}
+	if (ok < 0)
+		undo_fills(net, &w, 0);
 	free_work(&w);
-	return ret;
+	return ok < 0 ? -1 : 0;
 }
