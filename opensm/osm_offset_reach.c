@@ -455,54 +455,50 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	return 0;
 }
 
-/* Fill the holes of every LID of dest; the number of LIDs with holes. */
+/* Fill the holes of one LID of dest; 1 if it had holes. */
 static unsigned fill_dest(const struct oo_reach_net *net,
-			  struct reach_work *w, uint32_t dest,
+			  struct reach_work *w, uint32_t dest, unsigned offset,
 			  struct oo_reach_result *res)
 {
-	unsigned o, lids = 0;
+	unsigned lid = net->dest_lid[dest] + offset, left = 0, filled;
 
-	for (o = 0; o < net->lids_per_port; o++) {
-		unsigned lid = net->dest_lid[dest] + o, left = 0, filled;
-
-		if (lid >= w->max_lid || !w->holes_at[lid])
-			continue;
-		filled = fill_lid(net, w, dest, lid, &left);
-		res->filled += filled;
-		res->left += left;
-		lids += filled || left;
-	}
-	return lids;
+	if (lid >= w->max_lid || !w->holes_at[lid])
+		return 0;
+	filled = fill_lid(net, w, dest, lid, &left);
+	res->filled += filled;
+	res->left += left;
+	return filled || left;
 }
 
-/* Fill every destination's holes; 1 if the result is acyclic. */
+/* Fill every destination's LID offset; 1 if the tables stay acyclic. */
 static int fill_all(const struct oo_reach_net *net, struct reach_work *w,
-		    struct oo_reach_result *res)
+		    unsigned offset, struct oo_reach_result *res)
 {
 	uint32_t d;
 
-	res->lids = res->filled = res->left = 0;
+	memset(res, 0, sizeof(*res));
 	for (d = 0; d < net->num_dests; d++)
-		res->lids += fill_dest(net, w, d, res);
+		res->lids += fill_dest(net, w, d, offset, res);
 	return res->filled ? oo_reach_acyclic(net) : 1;
 }
 
 /*
  * One destination at a time, each kept only if the dependencies stay
- * acyclic.
+ * acyclic.  Returns 0, or -1 with no memory.
  */
 static int fill_one_by_one(const struct oo_reach_net *net,
-			   struct reach_work *w, struct oo_reach_result *res)
+			   struct reach_work *w, unsigned offset,
+			   struct oo_reach_result *res)
 {
 	uint32_t d;
 
-	res->lids = res->filled = res->left = 0;
+	memset(res, 0, sizeof(*res));
 	for (d = 0; d < net->num_dests; d++) {
 		struct oo_reach_result one = { 0, 0, 0, 0 };
 		size_t start = w->num_fills;
 		int ok;
 
-		res->lids += fill_dest(net, w, d, &one);
+		res->lids += fill_dest(net, w, d, offset, &one);
 		res->left += one.left;
 		if (!one.filled)
 			continue;
@@ -520,35 +516,63 @@ static int fill_one_by_one(const struct oo_reach_net *net,
 }
 
 /*
- * Every LID at its own best turn switch; if that closes a credit loop,
- * every LID at the first turn switch chosen wherever that one serves (a
- * single turn switch lets no loop through it); if that still does, one
- * destination at a time.
+ * One LID offset of every destination: every LID at its own best turn
+ * switch; if that closes a credit loop, every LID at the first turn
+ * switch chosen wherever that one serves (a single turn switch lets no
+ * loop through it); if that still does, one destination at a time.
+ * Returns 0, or -1 with no memory (this offset's fills undone).
+ */
+static int fill_offset(const struct oo_reach_net *net, struct reach_work *w,
+		       unsigned offset, struct oo_reach_result *res)
+{
+	size_t start = w->num_fills;
+	int ok;
+
+	w->sticky = 0;
+	w->turn = OO_EVAL_NONE;
+	ok = fill_all(net, w, offset, res);
+	if (!ok) {
+		undo_fills(net, w, start);
+		w->sticky = 1;
+		ok = fill_all(net, w, offset, res);
+		if (!ok) {
+			undo_fills(net, w, start);
+			ok = fill_one_by_one(net, w, offset, res) ? -1 : 1;
+		}
+		res->cyclic = 1;
+	}
+	if (ok < 0)
+		undo_fills(net, w, start);
+	return ok < 0 ? -1 : 0;
+}
+
+/*
+ * The base LIDs first, then each further LID offset: the base-LID fills
+ * are then the same at every LMC wherever the checks allow them.
  */
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
 {
 	struct reach_work w;
-	int ok;
+	unsigned o;
+	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
 	if (!net->num_sw || !net->stride)
 		return 0;
 	if (init_work(net, &w))
 		return -1;
-	ok = fill_all(net, &w, res);
-	if (!ok) {
-		res->cyclic = 1;
-		undo_fills(net, &w, 0);
-		w.sticky = 1;
-		ok = fill_all(net, &w, res);
-		if (!ok) {
-			undo_fills(net, &w, 0);
-			ok = fill_one_by_one(net, &w, res) ? -1 : 1;
-		}
+	for (o = 0; o < net->lids_per_port && !ret; o++) {
+		struct oo_reach_result one;
+
+		ret = fill_offset(net, &w, o, &one);
+		res->lids += one.lids;
+		res->filled += one.filled;
+		res->left += one.left;
+		res->cyclic |= one.cyclic;
 	}
-	if (ok < 0)
+	if (ret)
 		undo_fills(net, &w, 0);
 	free_work(&w);
-	return ok < 0 ? -1 : 0;
+	return ret;
 }
