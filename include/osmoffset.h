@@ -221,6 +221,22 @@ struct oo_updn_work {
  */
 unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue);
 
+/*
+ * updn's root detection (90 % of the end ports at one distance) also
+ * takes leaves for roots when there are many of them: a leaf with 3 % of
+ * the hosts sees the other 97 % two hops away.  Up/down over a leaf root
+ * turns down/up at that leaf and lets credit loops form.  This drops the
+ * roots (rank[s] == 0) that are leaves, switches with hosts of their own
+ * (hosts[s], no SHARP nodes) and no more cables to other switches with
+ * hosts than hosts, when a root that is no leaf remains (a spine with a
+ * management HCA stays).  Dropped roots get OO_UPDN_NO_RANK, and then
+ * every switch that is no leaf and is cabled to leaves only (a spine of a
+ * two-level tree the detection missed) becomes a root.  Returns how many
+ * roots were dropped.
+ */
+unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
+				 const unsigned *hosts, unsigned *rank);
+
 /* Mark which steps go down, once the ranks are known. */
 void oo_updn_directions(struct oo_updn_graph *g);
 

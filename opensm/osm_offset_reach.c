@@ -37,6 +37,8 @@ struct reach_work {
 	uint32_t *cas;		/* per switch: CA ports cabled to it */
 	uint8_t *holes_at;	/* per LID: some switch has no entry */
 	unsigned max_lid;	/* LIDs in holes_at */
+	int sticky;		/* keep to the first turn switch chosen */
+	uint32_t turn;		/* that switch, or OO_EVAL_NONE */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
 	size_t num_fills;
 	size_t max_fills;
@@ -188,12 +190,15 @@ static uint64_t turn_cost(const struct oo_reach_net *net,
  * one switch.  Returns the switch, or OO_EVAL_NONE when no switch will do.
  */
 static uint32_t pick_turn(const struct oo_reach_net *net,
-			  const struct reach_work *w, unsigned num_holes,
+			  struct reach_work *w, unsigned num_holes,
 			  uint32_t dest, unsigned lid)
 {
 	uint64_t best_cost = UINT64_MAX;
 	uint32_t best = OO_EVAL_NONE, t;
 
+	if (w->sticky && w->turn != OO_EVAL_NONE &&
+	    turn_cost(net, w, num_holes, dest, lid, w->turn) != UINT64_MAX)
+		return w->turn;
 	for (t = 0; t < net->num_sw; t++) {
 		uint64_t cost = turn_cost(net, w, num_holes, dest, lid, t);
 
@@ -205,6 +210,8 @@ static uint32_t pick_turn(const struct oo_reach_net *net,
 			best = t;
 		}
 	}
+	if (w->sticky && w->turn == OO_EVAL_NONE)
+		w->turn = best;
 	return best;
 }
 
@@ -433,6 +440,7 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	uint32_t d;
 
 	memset(w, 0, sizeof(*w));
+	w->turn = OO_EVAL_NONE;
 	w->state = calloc(net->num_sw + 1, 1);
 	w->path = calloc(net->num_sw + 1, sizeof(*w->path));
 	w->holes = calloc(net->num_sw + 1, sizeof(*w->holes));
@@ -447,68 +455,106 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	return 0;
 }
 
-/* Fill the holes of every LID of dest; the number of LIDs with holes. */
+/* Fill the holes of one LID of dest; 1 if it had holes. */
 static unsigned fill_dest(const struct oo_reach_net *net,
-			  struct reach_work *w, uint32_t dest,
+			  struct reach_work *w, uint32_t dest, unsigned offset,
 			  struct oo_reach_result *res)
 {
-	unsigned o, lids = 0;
+	unsigned lid = net->dest_lid[dest] + offset, left = 0, filled;
 
-	for (o = 0; o < net->lids_per_port; o++) {
-		unsigned lid = net->dest_lid[dest] + o, left = 0, filled;
+	if (lid >= w->max_lid || !w->holes_at[lid])
+		return 0;
+	filled = fill_lid(net, w, dest, lid, &left);
+	res->filled += filled;
+	res->left += left;
+	return filled || left;
+}
 
-		if (lid >= w->max_lid || !w->holes_at[lid])
-			continue;
-		filled = fill_lid(net, w, dest, lid, &left);
-		res->filled += filled;
-		res->left += left;
-		lids += filled || left;
-	}
-	return lids;
+/* Fill every destination's LID offset; 1 if the tables stay acyclic. */
+static int fill_all(const struct oo_reach_net *net, struct reach_work *w,
+		    unsigned offset, struct oo_reach_result *res)
+{
+	uint32_t d;
+
+	memset(res, 0, sizeof(*res));
+	for (d = 0; d < net->num_dests; d++)
+		res->lids += fill_dest(net, w, d, offset, res);
+	return res->filled ? oo_reach_acyclic(net) : 1;
 }
 
 /*
- * Every filled destination at once, else (a credit loop) one destination
- * at a time, each kept only if the dependencies stay acyclic.
+ * One destination at a time, each kept only if the dependencies stay
+ * acyclic.  Returns 0, or -1 with no memory.
  */
-static int keep_acyclic(const struct oo_reach_net *net, struct reach_work *w,
-			struct oo_reach_result *res)
+static int fill_one_by_one(const struct oo_reach_net *net,
+			   struct reach_work *w, unsigned offset,
+			   struct oo_reach_result *res)
 {
 	uint32_t d;
-	int ok = oo_reach_acyclic(net);
 
-	if (ok)
-		return ok < 0 ? -1 : 0;
-	res->cyclic = 1;
-	undo_fills(net, w, 0);
-	res->left += res->filled;
-	res->filled = 0;
+	memset(res, 0, sizeof(*res));
 	for (d = 0; d < net->num_dests; d++) {
 		struct oo_reach_result one = { 0, 0, 0, 0 };
 		size_t start = w->num_fills;
+		int ok;
 
-		if (!fill_dest(net, w, d, &one) || !one.filled)
+		res->lids += fill_dest(net, w, d, offset, &one);
+		res->left += one.left;
+		if (!one.filled)
 			continue;
 		ok = oo_reach_acyclic(net);
-		if (ok < 0) {
-			undo_fills(net, w, start);
+		if (ok < 0)
 			return -1;
-		}
 		if (!ok) {
 			undo_fills(net, w, start);
+			res->left += one.filled;
 			continue;
 		}
 		res->filled += one.filled;
-		res->left -= one.filled;
 	}
 	return 0;
 }
 
+/*
+ * One LID offset of every destination: every LID at its own best turn
+ * switch; if that closes a credit loop, every LID at the first turn
+ * switch chosen wherever that one serves (a single turn switch lets no
+ * loop through it); if that still does, one destination at a time.
+ * Returns 0, or -1 with no memory (this offset's fills undone).
+ */
+static int fill_offset(const struct oo_reach_net *net, struct reach_work *w,
+		       unsigned offset, struct oo_reach_result *res)
+{
+	size_t start = w->num_fills;
+	int ok;
+
+	w->sticky = 0;
+	w->turn = OO_EVAL_NONE;
+	ok = fill_all(net, w, offset, res);
+	if (!ok) {
+		undo_fills(net, w, start);
+		w->sticky = 1;
+		ok = fill_all(net, w, offset, res);
+		if (!ok) {
+			undo_fills(net, w, start);
+			ok = fill_one_by_one(net, w, offset, res) ? -1 : 1;
+		}
+		res->cyclic = 1;
+	}
+	if (ok < 0)
+		undo_fills(net, w, start);
+	return ok < 0 ? -1 : 0;
+}
+
+/*
+ * The base LIDs first, then each further LID offset: the base-LID fills
+ * are then the same at every LMC wherever the checks allow them.
+ */
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
 {
 	struct reach_work w;
-	uint32_t d;
+	unsigned o;
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -516,12 +562,17 @@ int oo_reach_fill(const struct oo_reach_net *net,
 		return 0;
 	if (init_work(net, &w))
 		return -1;
-	for (d = 0; d < net->num_dests; d++)
-		res->lids += fill_dest(net, &w, d, res);
-	if (res->filled && keep_acyclic(net, &w, res)) {
-		undo_fills(net, &w, 0);
-		ret = -1;
+	for (o = 0; o < net->lids_per_port && !ret; o++) {
+		struct oo_reach_result one;
+
+		ret = fill_offset(net, &w, o, &one);
+		res->lids += one.lids;
+		res->filled += one.filled;
+		res->left += one.left;
+		res->cyclic |= one.cyclic;
 	}
+	if (ret)
+		undo_fills(net, &w, 0);
 	free_work(&w);
 	return ret;
 }

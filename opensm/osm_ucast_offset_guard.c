@@ -607,9 +607,14 @@ static unsigned mark_losing_offsets(const struct oo_guard *g,
 	return lost;
 }
 
+/* Rounds of try_mix(): quarters, halves and offsets once per round. */
+#define OO_GUARD_MIX_ROUNDS 3
+
 /*
  * Try the mix of ours and stock: the losing quarter-job blocks first,
- * then the halves, then the LID offsets whose own traffic loses.  Returns
+ * then the halves, then the LID offsets whose own traffic loses, and
+ * again while some cell still loses (at most OO_GUARD_MIX_ROUNDS times).
+ * Returns
  * 1 with the mix in place when it scores at least as well as stock in
  * every cell, 0 otherwise (the stock tables are back in place).
  */
@@ -632,13 +637,18 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 		return 0;
 	}
 	memcpy(mixed, ours, sizeof(*mixed) * g->num_cells);
-	for (step = 0; step < 3; step++) {
+	/* a mix can lose a cell ours won (a block's flows meet the stock
+	   routes of another): another round takes that one too */
+	for (step = 0; step < 3 * OO_GUARD_MIX_ROUNDS; step++) {
 		unsigned n;
 
-		if (step == 0)
+		if (step && !(step % 3) && first_loss(g, mixed, stock) < 0)
+			break;
+
+		if (step % 3 == 0)
 			n = mark_losing_blocks(g, &stock_net, mixed, stock,
 					       first, first + quarters, mark);
-		else if (step == 1)
+		else if (step % 3 == 1)
 			n = mark_losing_blocks(g, &stock_net, mixed, stock,
 					       first + quarters,
 					       first + quarters + halves, mark);

@@ -407,6 +407,23 @@ static unsigned count_cas(struct oo_hops *h, unsigned *cas)
 	return total;
 }
 
+/* Leaves updn's detection took for roots (see oo_updn_drop_leaf_roots()). */
+static void drop_leaf_roots(struct oo_hops *h, const unsigned *cas)
+{
+	unsigned found = h->num_roots, dropped, s;
+
+	dropped = oo_updn_drop_leaf_roots(&h->g, cas, h->rank);
+	if (!dropped)
+		return;
+	for (h->num_roots = 0, s = 0; s < h->g.num_sw; s++)
+		h->num_roots += !h->rank[s];
+	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u of the %u root switches "
+		"updn's detection found are leaves (hosts of their own, no "
+		"more cables to host switches); left out, with the spines "
+		"over leaves as roots: %u roots (up/down over a leaf root "
+		"lets credit loops form)\n", dropped, found, h->num_roots);
+}
+
 /*
  * updn's root detection: a switch is a root when, of all end ports, more
  * than 90 % sit at one min-hop distance from it and no other distance has
@@ -455,6 +472,7 @@ static int find_roots_by_hops(struct oo_hops *h)
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u root switches found "
 		"from the min-hop distances of %u end ports\n", h->num_roots,
 		cas_num);
+	drop_leaf_roots(h, cas);
 	if (h->aggregation_nodes)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u SHARP aggregation "
 			"nodes left out of updn's root detection\n",

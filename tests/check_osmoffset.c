@@ -752,6 +752,40 @@ START_TEST(updn_ranks_are_distances_from_roots)
 }
 END_TEST
 
+START_TEST(updn_leaf_roots_are_left_out)
+{
+	/* the diamond as a two-level tree: leaves X and Y with hosts,
+	   spines R0 and Z */
+	struct oo_updn_graph g = diamond();
+	unsigned hosts[NSW] = { 0, 17, 17, 0 };
+
+	/* updn's detection took every switch for a root */
+	memset(updn_rank, 0, sizeof(updn_rank));
+	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, hosts, updn_rank), 2);
+	ck_assert_uint_eq(updn_rank[R0], 0);
+	ck_assert_uint_eq(updn_rank[Z], 0);
+	ck_assert_uint_eq(updn_rank[X], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(updn_rank[Y], OO_UPDN_NO_RANK);
+
+	/* only leaves: nothing to fall back on, they stay */
+	g = diamond();
+	updn_rank[R0] = OO_UPDN_NO_RANK;
+	updn_rank[X] = 0;
+	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, hosts, updn_rank), 0);
+	ck_assert_uint_eq(updn_rank[X], 0);
+
+	/* a management HCA on spine Z keeps it a spine, and it joins R0 */
+	g = diamond();
+	hosts[Z] = 1;
+	updn_rank[X] = 0;
+	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, hosts, updn_rank), 1);
+	ck_assert_uint_eq(updn_rank[R0], 0);
+	ck_assert_uint_eq(updn_rank[Z], 0);
+	ck_assert_uint_eq(updn_rank[X], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(updn_rank[Y], OO_UPDN_NO_RANK);
+}
+END_TEST
+
 START_TEST(updn_hops_never_turn_down_then_up)
 {
 	struct oo_updn_graph g = diamond();
@@ -1499,6 +1533,7 @@ static Suite *osmoffset_suite(void)
 
 	tcase_add_test(hop, updn_ranks_are_distances_from_roots);
 	tcase_add_test(hop, updn_hops_never_turn_down_then_up);
+	tcase_add_test(hop, updn_leaf_roots_are_left_out);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);
 	suite_add_tcase(s, hop);
 

@@ -1,0 +1,77 @@
+"""End-to-end routing of the public real dump with SHARP nodes
+(../shared/realfabrics/ndr-2level-railopt.ibnetdiscover): 31 leaves and 9
+spines, leaf-spine cables doubled, some missing, a SHARP aggregation node
+on every switch.  updn's root detection takes 38 of the 40 switches for
+roots there (31 leaves among them) and its tables have a credit loop; with
+port offsetting the leaves are left out of the roots, and every CA LID is
+reached without a credit loop, at no lower shift efficiency than stock
+updn in leaf order."""
+
+import json
+import os
+
+import pytest
+
+from conftest import (PLUGIN_SKIP_REASON, REPO, plugin_dir, run_osm_sim,
+                      run_script)
+
+DUMP = os.path.join(os.path.dirname(REPO), "shared", "realfabrics",
+                    "ndr-2level-railopt.ibnetdiscover")
+LFT_ANALYZE = os.path.join(REPO, "scripts", "lft-analyze")
+
+_runs = {}
+
+
+def routed(tmp_path_factory, lmc, mode):
+    """osm-sim on the dump (cached per LMC and mode) and lft-analyze's
+    --json of it."""
+    if not os.path.isfile(DUMP):
+        pytest.skip("%s is absent" % DUMP)
+    if mode == "on" and plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+    key = (lmc, mode)
+    if key not in _runs:
+        out = tmp_path_factory.mktemp("ndr-%d-%s" % key)
+        args = ["--ibnetdiscover", DUMP, "--out", str(out), "--lmc",
+                str(lmc), "--quiet", "--no-ibroute"]
+        args += ["--stock"] if mode == "stock" else [
+            "--port-offsetting", "on", "--plugin-dir", plugin_dir()]
+        p = run_osm_sim(args, timeout=600)
+        assert p.returncode == 0, p.stderr
+        a = run_script(LFT_ANALYZE, [
+            "--lfts", str(out / "opensm-lfts.dump"),
+            "--topology", str(out / "opensm-subnet.lst"),
+            "--lmc", str(lmc), "--bisections", "1", "--json"], timeout=600)
+        assert a.returncode in (0, 1), a.stderr
+        with open(str(out / "osm.log"), errors="replace") as f:
+            log = f.read()
+        _runs[key] = (json.loads(a.stdout), log)
+    return _runs[key]
+
+
+def test_stock_updn_takes_leaves_for_roots_and_loops(tmp_path_factory):
+    res, _ = routed(tmp_path_factory, 0, "stock")
+    assert res["credit_loop"]
+
+
+@pytest.mark.parametrize("lmc", [0, 2])
+def test_offsetting_drops_leaf_roots_reaches_all_without_loop(
+        tmp_path_factory, lmc):
+    res, log = routed(tmp_path_factory, lmc, "on")
+    assert "31 of the 38 root switches updn's detection found are " \
+        "leaves" in log
+    assert "spines over leaves as roots: 9 roots" in log
+    assert res["valid"], res["problems"][:5]
+    assert res["unreachable_pairs"] == 0
+    assert not res["credit_loop"], res.get("credit_cycle")
+
+
+@pytest.mark.parametrize("lmc,traffic", [(0, "base"), (2, "base"),
+                                         (2, "spread")])
+def test_offsetting_not_below_stock_in_leaf_order(tmp_path_factory, lmc,
+                                                  traffic):
+    ours, _ = routed(tmp_path_factory, lmc, "on")
+    stock, _ = routed(tmp_path_factory, lmc, "stock")
+    a = ours["shift"][traffic]["efficiency"]
+    b = stock["shift"][traffic]["efficiency"]
+    assert a >= b - 1e-9, "offsetting %.4f < stock updn %.4f" % (a, b)
