@@ -840,9 +840,11 @@ static void count_path(struct oo_build *b, const struct oo_dest *d,
 /*
  * One LID offset of a group of destinations behind one target switch.
  * CAs come first in routing order, so a CA's index is its rank.  Under the
- * coordinated rule a switch's own LIDs (management traffic only) take the
- * candidate their LID picks: a route to a switch then only moves when its
- * own candidates change, never because some other route moved.
+ * coordinated rule a switch's own LID (management traffic only) takes the
+ * candidate its index in the tree picks: a route to a switch then only
+ * moves when its own candidates change, never because some other route
+ * moved or the LMC renumbered the LIDs (the reach pass follows these
+ * routes).
  */
 static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_group *grp, unsigned lid_offset)
@@ -872,7 +874,7 @@ static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 		}
 		if (d->is_switch) {
 			if (b->rule == OO_RULE_COORDINATED)
-				pick = (int)(lid % pl->n);
+				pick = (int)(d->target_idx % pl->n);
 		} else if (pl->kind == OO_PLAN_UP)
 			pick = pick_up_slot(b, si, pl, i, lid_offset);
 		else if (pl->kind == OO_PLAN_DOWN)
