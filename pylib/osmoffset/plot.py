@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .analyze import K_SWITCH, K_HOST  # noqa: E402
+from .model import K_SWITCH, K_HOST  # noqa: E402
 
 
 def _port_matrix(an, which):

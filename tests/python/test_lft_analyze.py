@@ -181,8 +181,9 @@ def test_stock_updn_fat_tree(lmc):
         assert r["shift"]["spread"] is None and r["diversity"] is None
 
 
-def _unbalance(text):
-    """Send every base LID that leaves a leaf up port 5 (spine1)."""
+def _unbalance(text, switch_lids=False):
+    """Send every base LID of a CA (with switch_lids: also every switch
+    LID) that leaves a leaf up port 5 (spine1)."""
     out, sw = [], None
     for line in text.splitlines():
         m = re.match(r"Unicast lids .*\('(.*)'\)", line)
@@ -190,7 +191,8 @@ def _unbalance(text):
             sw = m.group(1)
         m = re.match(r"0x([0-9a-f]+) (\d+) (.*)", line)
         if m and sw.startswith("leaf") and 5 <= int(m.group(2)) <= 8 \
-                and int(m.group(1), 16) % 4 == 0:
+                and int(m.group(1), 16) % 4 == 0 and \
+                (switch_lids or "Switch" not in m.group(3)):
             line = f"0x{m.group(1)} 005 {m.group(3)}"
         out.append(line)
     return "\n".join(out) + "\n"
@@ -265,20 +267,70 @@ def _ft4(edits, topo="ft4-l0.subnet.lst"):
     h16 = [l for l, v in lf0.lid_info.items() if v[2] == "h16"][0]
     for sw, port in edits:
         text = _edit_lft(text, sw, h16, port)
+    _ft4.text = text
     return analyse(parse_lfts_text(text, "broken.dump"), topo), h16
 
 
 def test_broken_route_unlinked_port():
     # every spine sends h16's LID out of port 7, which has no cable: the 12
     # hosts on other leaves cannot reach h16.  Stock updn sends h16 through
-    # spine4 only, so the broken entries of spines 1-3 are never used and
-    # only spine4's is a problem.
+    # spine4 only, so the broken entries of spines 1-3 are never used by a
+    # host route today: they are faults all the same, named after the
+    # host-route ones.
     an, lid = _ft4([(f"spine{i}", 7) for i in range(1, 5)])
     r = an.result
     assert r["valid"] is False and r["unreachable_pairs"] == 12
     assert r["problems"] == [f"switch 'spine4' (0x0000000000200007): LID "
                              f"{lid} ('h16') is routed out of port 7, an "
-                             "unlinked port (dead end)"]
+                             "unlinked port (dead end)"] + [
+        f"switch 'spine{i}' (0x000000000020000{i + 3}): LID {lid} ('h16') "
+        "is routed out of port 7, an unlinked port (dead end; no host "
+        "route uses this entry)" for i in (1, 2, 3)]
+    assert r["lft_entries"]["faults"] == 4
+
+
+def test_unused_broken_spine_entry_is_a_fault(tmp_path):
+    """Issue 15: a broken entry on a spine that no host route uses today
+    makes the routing invalid, naming the switch and the LID."""
+    an, lid = _ft4([("spine1", 7)])
+    r = an.result
+    assert r["unreachable_pairs"] == 0
+    assert r["valid"] is False
+    assert r["problems"] == [
+        f"switch 'spine1' (0x0000000000200004): LID {lid} ('h16') is "
+        "routed out of port 7, an unlinked port (dead end; no host route "
+        "uses this entry)"]
+    dump = tmp_path / "broken.dump"
+    dump.write_text(_ft4.text)
+    rc, out, _err = run_tool("--lfts", str(dump), "--topology",
+                             fx("ft4-l0.subnet.lst"), "--json")
+    assert rc == 1 and json.loads(out)["problems"] == r["problems"]
+
+
+def test_switch_lid_entries_are_checked():
+    """Switch LIDs are destinations too: a leaf that sends another
+    switch's LID to a spine without a route for it (a dead end) is a
+    fault, though no host traffic goes there."""
+    lf = parse_lfts_text(_unbalance(open(fx("ft4-l2.lfts.dump")).read(),
+                                    switch_lids=True), "unbal.dump")
+    r = analyse(lf, "ft4-l2.subnet.lst").result
+    assert r["unreachable_pairs"] == 0 and r["valid"] is False
+    assert r["problems"] == [
+        "switch 'spine1' (0x0000000000200004): LID %d (switch 'spine%d') "
+        "has no LFT entry (dead end)" % (lid, n) for lid, n in ((24, 2),
+                                                             (32, 4))]
+    assert r["lft_entries"] == {"lids": 72, "switches": 8, "faults": 2,
+                                "unrouted": 10}
+
+
+def test_updn_holes_are_not_faults():
+    """Stock updn routes no root spine to another (a down-up turn): those
+    switch/LID pairs have no entry and nothing forwards into them; they
+    are counted, not faults."""
+    r = analyse("ft4-l0.lfts.dump", "ft4-l0.subnet.lst").result
+    assert r["valid"] is True and r["problems"] == []
+    assert r["lft_entries"]["faults"] == 0
+    assert r["lft_entries"]["unrouted"] == 12
 
 
 def test_broken_route_missing_entry():
@@ -318,9 +370,20 @@ def test_down_port(tmp_path):
     assert r["valid"] is False
     # leaf1 routed 3 remote hosts' LIDs (h5, h9, h13) through port 5, and
     # spine1 routes h1 back down its port 1
-    downs = [p for p in r["problems"] if p.endswith("a down port (dead end)")]
+    downs = [p for p in r["problems"] if p.endswith("a down port (dead end)")
+             and "(switch '" not in p]
     assert [p.split("'")[1] for p in downs] == ["leaf1"] * 3 + ["spine1"]
     assert all("port 5" in p for p in downs[:3]) and "port 1" in downs[3]
+    # and the entries no host route uses: spine1 sends h2-h4 and leaf1's
+    # LID down the dead cable, leaf1 sends four switch LIDs up it
+    unused = [p for p in r["problems"] if p not in downs]
+    assert [(p.split("'")[1], p.split("(")[2].split(")")[0]) for p in
+            unused] == [("spine1", "'h2'"), ("spine1", "'h3'"),
+                        ("spine1", "'h4'"), ("leaf1", "switch 'leaf2'"),
+                        ("leaf1", "switch 'leaf3'"),
+                        ("leaf1", "switch 'leaf4'"),
+                        ("leaf1", "switch 'spine1'"),
+                        ("spine1", "switch 'leaf1'")]
     # leaf1's 4 hosts miss 3 LIDs each, the 12 remote hosts miss h1 (via
     # spine1) -> 24 unreachable pairs
     assert r["unreachable_pairs"] == 24
