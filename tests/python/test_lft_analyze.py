@@ -20,7 +20,8 @@ TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "pylib"))
 
 from osmoffset.analyze import Analysis  # noqa: E402
-from osmoffset.fabric import (load_lfts, load_topology,  # noqa: E402
+from osmoffset.fabric import (InputError, load_lfts,  # noqa: E402
+                              load_topology,
                               parse_lfts_text, parse_topology_text)
 
 FIX = os.path.join(HERE, "fixtures", "analyze")
@@ -570,3 +571,131 @@ def test_order_options_of_the_tool(tmp_path):
     rc, out, _ = run_tool("--lfts", fx("hand2x2-aligned.lfts.dump"),
                           "--topology", fx("hand2x2.net"), "--json")
     assert json.loads(out)["rank_order"] == "topology order"
+
+
+# ------------------------------------------------- the admin's analyzer
+# (issue 15): the hostfile rule, --lmc against the dump, --version
+
+def _named_hand_topo():
+    """hand2x2 with node descriptions "node0N HCA-1" (host name first)."""
+    text = open(fx("hand2x2.net")).read()
+    for i in range(1, 5):
+        text = text.replace(f'Hca 1 "h{i}"\n',
+                            f'Hca 1 "h{i}" # "node0{i} HCA-1"\n')
+    return parse_topology_text(text, "named.net")
+
+
+def _ranks(tmp_path, text):
+    hf = tmp_path / "hosts"
+    hf.write_text(text)
+    an = Analysis(_named_hand_topo(),
+                  load_lfts(fx("hand2x2-aligned.lfts.dump")),
+                  hostfile=str(hf), bisections=0)
+    return [an.hosts[i].desc.split()[0] for i in an.ranks]
+
+
+@pytest.mark.parametrize("text,order", [
+    # Open MPI: comments, blank lines, slots=N / max_slots=N
+    ("# ranks\n\nnode01 slots=4\nnode03 slots=4 max_slots=8  # rack 2\n"
+     "  node02\n", ["node01", "node03", "node02"]),
+    # MPICH host:N
+    ("node03:2\nnode01:2\nnode04:1\nnode02\n",
+     ["node03", "node01", "node04", "node02"]),
+    # whole node descriptions, GUIDs, a Slurm-style list
+    ("node04 HCA-1\n0x0000000000100001\nnode02,node03:1\n",
+     ["node04", "node01", "node02", "node03"]),
+    # no newline after a complete last line
+    ("node02\nnode01", ["node02", "node01"]),
+])
+def test_hostfile_rule(tmp_path, text, order):
+    assert _ranks(tmp_path, text) == order
+
+
+@pytest.mark.parametrize("text,line,msg", [
+    ("node01\nnode09 slots=2\n", 2, "unknown host 'node09' (not a node "
+     "description, host name or GUID of the topology)"),
+    ("node01\nnode02:4\nnode01 slots=2\n", 3,
+     "host 'node01' listed twice (first on line 1)"),
+    ("node01\nnode02 slots=two\n", 2, "bad slots value 'two'"),
+    ("node01\nnode02 HCA-2\n", 2, "unknown host 'node02 HCA-2'"),
+    ("node01\nnode02:0\n", 2, "bad process count in 'node02:0'"),
+    ("node01\nnode02\nnode0", 3, "unknown host 'node0' (not a node "
+     "description, host name or GUID of the topology) (the file ends "
+     "mid-line: truncated?)"),
+    ("node01\nnode02 slots=", 2, "bad slots value '' (expected a number) "
+     "(the file ends mid-line: truncated?)"),
+    ("# only one\nnode01\n", 2, "hostfile names fewer than two hosts"),
+])
+def test_hostfile_errors_name_file_and_line(tmp_path, text, line, msg):
+    with pytest.raises(InputError) as ei:
+        _ranks(tmp_path, text)
+    assert (ei.value.lineno, ei.value.msg) == (line, msg) or \
+        msg in ei.value.msg and ei.value.lineno == line
+    assert str(ei.value).startswith(f"{tmp_path / 'hosts'}:{line}: ")
+
+
+def test_cli_hostfile_truncated(tmp_path):
+    hf = tmp_path / "hosts"
+    hf.write_text("h1\nh2\nh")
+    rc, _out, err = run_tool("--lfts", fx("hand2x2-aligned.lfts.dump"),
+                             "--topology", fx("hand2x2.net"), "--hostfile",
+                             str(hf))
+    assert rc == 2 and "Traceback" not in err
+    assert err.startswith(f"lft-analyze: {hf}:3: unknown host 'h'")
+    assert err.rstrip().endswith("truncated?)")
+
+
+def test_cli_lmc_disagrees_with_dump():
+    base = ["--topology", fx("ft2x2.net"), "--json", "--bisections", "1"]
+    # --lmc 0 on an LMC 2 dump: analysed as asked, with a warning
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l2.lfts.dump"), "--lmc", "0",
+                            *base)
+    assert rc == 0
+    want = (f"--lmc 0 disagrees with {fx('ft2x2-l2.lfts.dump')}, which "
+            "gives each CA port 4 LIDs (LMC 2); analysed with LMC 0")
+    assert err == f"lft-analyze: warning: {want}\n"
+    r = json.loads(out)
+    assert r["lmc"] == 0 and want in r["notes"]
+    # --lmc 2 on an LMC 0 dump: the LIDs of neighbours overlap -> error
+    # that says why
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l0.lfts.dump"), "--lmc", "2",
+                            *base)
+    assert rc == 2 and out == "" and "Traceback" not in err
+    assert "overlaps" in err and (
+        f"(--lmc 2 disagrees with {fx('ft2x2-l0.lfts.dump')}, which gives "
+        "each CA port 1 LID (LMC 0))") in err
+    # the dump's own LMC, given or not: no warning
+    for extra in (["--lmc", "2"], []):
+        rc, out, err = run_tool("--lfts", fx("ft2x2-l2.lfts.dump"), *extra,
+                                *base)
+        assert rc == 0 and err == "" and json.loads(out)["notes"] == []
+
+
+def test_lmc_disagreement_in_the_model():
+    """Analysis.warnings: --lmc 1 on an LMC 2 dump (none when --lmc is the
+    dump's)."""
+    an = Analysis(load_topology(fx("ft4-l0.subnet.lst")),
+                  load_lfts(fx("ft4-l0.lfts.dump")), lmc=0, bisections=0)
+    assert an.warnings == []
+    lf = load_lfts(fx("ft4-l2.lfts.dump"))
+    an = Analysis(load_topology(fx("ft4-l2.subnet.lst")), lf, lmc=1,
+                  bisections=0)
+    assert an.warnings == [
+        f"--lmc 1 disagrees with {lf.path}, which gives each CA port 4 "
+        "LIDs (LMC 2); analysed with LMC 1"]
+
+
+def test_cli_version():
+    from osmoffset import __version__
+    rc, out, err = run_tool("--version")
+    assert rc == 0 and out == f"lft-analyze (osmoffset) {__version__}\n"
+
+
+def test_tool_linked_onto_path_finds_its_package(tmp_path):
+    """A symlink to scripts/lft-analyze in another directory runs."""
+    link = tmp_path / "bin" / "lft-analyze"
+    link.parent.mkdir()
+    link.symlink_to(TOOL)
+    p = subprocess.run([sys.executable, str(link), "--version"],
+                       capture_output=True, text=True, cwd=str(tmp_path))
+    assert p.returncode == 0 and "lft-analyze (osmoffset)" in p.stdout
