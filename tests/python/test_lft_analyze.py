@@ -699,3 +699,33 @@ def test_tool_linked_onto_path_finds_its_package(tmp_path):
     p = subprocess.run([sys.executable, str(link), "--version"],
                        capture_output=True, text=True, cwd=str(tmp_path))
     assert p.returncode == 0 and "lft-analyze (osmoffset)" in p.stdout
+
+
+def test_plot_rows_are_named_for_big_fabrics():
+    """The port-load heatmap labels its rows with switch names, also when
+    there are too many to name every row (issue 15)."""
+    import types
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from osmoffset import plot
+    S, W = 130, 9
+    an = types.SimpleNamespace(
+        S=S, W=W,
+        sw_nodes=[types.SimpleNamespace(desc=f"MF0;sw{i:03d}:MQM9700/U1")
+                  for i in range(S)],
+        port_base=np.ones((S, W), dtype=np.int64),
+        port_all=np.ones((S, W), dtype=np.int64),
+        rkind=np.ones((S, W), dtype=np.int8))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 14))
+    plot._heatmaps(fig, axes, an, "x")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in axes[0].get_yticklabels()]
+    plt.close(fig)
+    assert labels[0] == "MF0;sw000:MQM9700/U1"
+    assert labels[-1] == "MF0;sw129:MQM9700/U1"
+    assert 40 <= len(labels) <= 130
+    assert all(t.startswith("MF0;sw") for t in labels)
+    assert plot.switch_ticks(20, 4.0) == list(range(20))
+    rows = plot.switch_ticks(972, 14.0)
+    assert rows[0] == 0 and rows[-1] == 971 and len(rows) <= 14 * 9 + 1
