@@ -601,20 +601,18 @@ class _Lines:
     def __init__(self, lines, text):
         self.lines = lines
         self.text = text
-        self.last = ""
-        self.newlines = False
+        self.prev = self.last = ""
 
     def __iter__(self):
         for line in self.lines:
-            if self.last.endswith(("\n", "\r")):
-                self.newlines = True
+            self.prev = self.last
             self.last = line
             yield line
 
     def cut(self):
-        return bool(self.last.strip()) and \
-            not self.last.endswith(("\n", "\r")) and \
-            (self.text or self.newlines)
+        nl = ("\n", "\r")
+        return bool(self.last.strip()) and not self.last.endswith(nl) and \
+            (self.text or self.prev.endswith(nl))
 
 
 def parse_lfts_text(lines, path="<input>") -> Lfts:

@@ -1,10 +1,13 @@
-"""Analyse the unicast forwarding tables of an InfiniBand fabric.
+"""lft-analyze: analyse the unicast forwarding tables of an InfiniBand
+fabric.
 
-Checks that every LID is forwarded from every switch and reaches its port
-from every host, looks for credit
-loops, counts LIDs per switch port and the imbalance among equivalent
-ports, and simulates an MPI alltoall (shift pattern) with base-LID and
-LMC-spread traffic.
+Checks that every host LID is reachable from every host and that every
+LFT entry of every switch forwards its LID (CA LIDs with their LMC LIDs,
+switch LIDs, SHARP aggregation nodes) without a loop, a dead end or a
+down or unlinked port; looks for credit loops, counts LIDs per switch
+port and the imbalance among equivalent ports, and simulates an MPI
+alltoall (shift pattern) with base-LID and LMC-spread traffic.  The work
+is done by osmoffset.analyze (model, validity, metrics, report, plot).
 
 Exit status: 0 valid routing without credit loop, 1 invalid routing or a
 credit loop, 2 bad input or usage.
@@ -26,7 +29,12 @@ def parse_args(argv):
         prog="lft-analyze",
         description="Analyse unicast LFTs: validity, credit loops, port "
         "balance, LMC path diversity and a simulated MPI alltoall.",
-        epilog="Exit status: 0 valid and no credit loop; 1 invalid routing "
+        epilog="Valid: every host reaches every LID of every other host, "
+        "and no LFT entry of any switch is broken (loop, dead end, down or "
+        "unlinked port, wrong CA), whether a host route uses it today or "
+        "not; switch/LID pairs with no entry that nothing forwards into "
+        "(up/down routing leaves some) are counted, not faults.  "
+        "Exit status: 0 valid and no credit loop; 1 invalid routing "
         "or credit loop; 2 bad input or usage.")
     ap.add_argument("--lfts", required=True, metavar="FILE",
                     help="opensm-lfts.dump or ibroute/dump_fts output")
