@@ -243,7 +243,7 @@ class FabricModel:
         self.sw_lid = np.array(sorted(sw_lids), dtype=np.int64)
         self.sw_owner = np.array([sw_lids[x] for x in self.sw_lid.tolist()],
                                  dtype=np.int64)
-        maxlid = max(max(h.lid for h in hosts) + nl,
+        maxlid = max(max((h.lid for h in hosts), default=0) + nl,
                      max((max(sl.lft) for sl in lfts.switches.values()
                           if sl.lft), default=0) + 1,
                      max(sw_lids, default=0) + 1)
