@@ -105,7 +105,8 @@ def validate(an):
     an._nproblems += max(0, len(msgs) - 200)
     an.lft_entries = {"lids": allent.lids, "switches": S,
                       "faults": allent.fault_entries,
-                      "unrouted": allent.unrouted}
+                      "unrouted": allent.unrouted,
+                      "unrouted_ca": allent.unrouted_ca}
     # pairs
     leafpos = np.full(S, -1, dtype=np.int64)
     leafpos[leaves] = np.arange(leaves.size)

@@ -90,7 +90,8 @@ def format_text(res, lfts_path="", title=None):
     if le:
         out.append(f"  every LFT entry    : {le['faults']} broken, "
                    f"{le['unrouted']} switch/LID pairs without a route "
-                   f"({le['lids']} LIDs x {le['switches']} switches)")
+                   f"({le['unrouted_ca']} to CA LIDs; {le['lids']} LIDs x "
+                   f"{le['switches']} switches)")
     out.append(f"  credit loop        : "
                f"{'YES' if res['credit_loop'] else 'no'}"
                f" ({res['cdg_edges']} channel dependencies)")

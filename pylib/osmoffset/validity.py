@@ -141,6 +141,7 @@ class AllEntries:
         self.loops = []
         self.fault_entries = 0
         self.unrouted = 0
+        self.unrouted_ca = 0
         missing = np.zeros(m.S, dtype=bool)
         missing[m.missing_lft] = True
         self.missing = missing
@@ -158,7 +159,10 @@ class AllEntries:
             loop = col.fwd & ~st
             bad_all = bad | loop
             self.fault_entries += int(bad_all.sum())
-            self.unrouted += int((hole & ~fed & ~missing[:, None]).sum())
+            holes = int((hole & ~fed & ~missing[:, None]).sum())
+            self.unrouted += holes
+            if which == "host":
+                self.unrouted_ca = holes
             if which == "host" and used is not None:
                 bad &= ~used
                 loop &= ~used

@@ -321,7 +321,7 @@ def test_switch_lid_entries_are_checked():
         "has no LFT entry (dead end)" % (lid, n) for lid, n in ((24, 2),
                                                              (32, 4))]
     assert r["lft_entries"] == {"lids": 72, "switches": 8, "faults": 2,
-                                "unrouted": 10}
+                                "unrouted": 10, "unrouted_ca": 0}
 
 
 def test_updn_holes_are_not_faults():
@@ -332,6 +332,12 @@ def test_updn_holes_are_not_faults():
     assert r["valid"] is True and r["problems"] == []
     assert r["lft_entries"]["faults"] == 0
     assert r["lft_entries"]["unrouted"] == 12
+    assert r["lft_entries"]["unrouted_ca"] == 0
+    rc, out, _err = run_tool("--lfts", fx("ft4-l0.lfts.dump"), "--topology",
+                             fx("ft4-l0.subnet.lst"), "--bisections", "1")
+    assert rc == 0
+    assert "  every LFT entry    : 0 broken, 12 switch/LID pairs without a " \
+        "route (0 to CA LIDs; 24 LIDs x 8 switches)\n" in out
 
 
 def test_broken_route_missing_entry():
