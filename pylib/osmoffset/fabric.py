@@ -12,6 +12,8 @@ Forwarding-table inputs (auto-detected by load_lfts):
     concatenated.
 
 Every parse error raises InputError, whose str() is "PATH:LINE: message".
+An LFT dump or subnet.lst that ends in the middle of a line with an
+incomplete record says so: "... (the file ends mid-line: truncated?)".
 """
 
 from __future__ import annotations

@@ -211,7 +211,8 @@ def test_inferred_lmc_without_path_comments():
 # files that end in the middle of a line (issue 15): "truncated?"
 
 @pytest.mark.parametrize("name,fmt", [("ft2x2-l0.lfts.dump", "opensm"),
-                                      ("ft2x2-l0.ibroute", "ibroute")])
+                                      ("ft2x2-l0.ibroute", "ibroute"),
+                                      ("ft2x2-l2.dump_fts", "ibroute")])
 @pytest.mark.parametrize("cut", [5, 12, 30])
 def test_lft_dump_cut_mid_line(tmp_path, name, fmt, cut):
     """The dump cut inside its second entry line, at several places."""
