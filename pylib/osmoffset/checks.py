@@ -84,113 +84,13 @@ def reachability(topo, lfts, lmc=None, include_switches=False,
     port that has no link or whose link is down, delivery to the wrong
     node, and forwarding loops.  Each (switch, LID) failure is reported
     once, at the switch where the walk goes wrong.
+
+    This is the analyzer's engine (osmoffset.validity, numpy) with these
+    texts; the LIDs and hosts are those of osmoffset.model.FabricModel
+    (CA ports cabled to a switch).
     """
-    lmc = _lmc(topo, lfts, lmc)
-    problems = []
-    sw_guids = [n.guid for n in topo.switches()]
-    for g in sw_guids:
-        if g not in lfts.switches:
-            problems.append("switch %s: no LFT in the dump" % _name(topo, g))
-    have = [g for g in sw_guids if g in lfts.switches and
-            (sources is None or g in sources)]
-
-    dests = dict(ca_lids(topo, lmc))
-    if include_switches:
-        for sw in topo.switches():
-            if sw.lid:
-                dests[sw.lid] = sw.guid
-
-    for lid in sorted(dests):
-        target = dests[lid]
-        target_node = topo.nodes[target]
-        # status[g]: True = reaches, else the problem string (reported at
-        # the switch where it happens, so every origin is not repeated)
-        status = {}
-        for start in have:
-            if start in status:
-                continue
-            chain = []
-            onchain = set()
-            cur = start
-            verdict = None
-            while True:
-                if cur in status:
-                    verdict = status[cur] is True
-                    break
-                if cur in onchain:
-                    loop = chain[chain.index(cur):] + [cur]
-                    problems.append(
-                        "LID %d (%s): forwarding loop %s"
-                        % (lid, _name(topo, target),
-                           " -> ".join(_name(topo, g) for g in loop)))
-                    verdict = False
-                    break
-                chain.append(cur)
-                onchain.add(cur)
-                sw = lfts.switches.get(cur)
-                if sw is None:
-                    problems.append("LID %d (%s): forwarded into switch %s "
-                                    "that has no LFT"
-                                    % (lid, _name(topo, target),
-                                       _name(topo, cur)))
-                    verdict = False
-                    break
-                port = sw.lft.get(lid)
-                if port is None or port == DROP_PORT:
-                    problems.append("switch %s: no route to LID %d (%s)"
-                                    % (_name(topo, cur), lid,
-                                       _name(topo, target)))
-                    verdict = False
-                    break
-                if port == 0:
-                    if cur == target:
-                        verdict = True
-                    else:
-                        problems.append("switch %s: LID %d (%s) sent to its "
-                                        "own port 0" % (_name(topo, cur), lid,
-                                                        _name(topo, target)))
-                        verdict = False
-                    break
-                if cur == target:
-                    problems.append("switch %s: its own LID %d sent out of "
-                                    "port %d" % (_name(topo, cur), lid, port))
-                    verdict = False
-                    break
-                remote = topo.links.get((cur, port))
-                if remote is None:
-                    problems.append("switch %s: LID %d (%s) sent out of "
-                                    "port %d, which has no link"
-                                    % (_name(topo, cur), lid,
-                                       _name(topo, target), port))
-                    verdict = False
-                    break
-                if (cur, port) in topo.down:
-                    problems.append("switch %s: LID %d (%s) sent out of "
-                                    "port %d, whose link is down"
-                                    % (_name(topo, cur), lid,
-                                       _name(topo, target), port))
-                    verdict = False
-                    break
-                rg, rp = remote
-                rnode = topo.nodes.get(rg)
-                if rnode is not None and rnode.kind == "SW":
-                    cur = rg
-                    continue
-                if rg == target and (target_node.kind != "CA" or
-                                     rp == target_node.port):
-                    verdict = True
-                else:
-                    problems.append("switch %s: LID %d (%s) delivered out of "
-                                    "port %d to %s"
-                                    % (_name(topo, cur), lid,
-                                       _name(topo, target), port,
-                                       _name(topo, rg)))
-                    verdict = False
-                break
-            for g in chain:
-                status[g] = verdict
-    problems.sort()
-    return problems
+    from .validity import reachability as _reach
+    return _reach(topo, lfts, lmc, include_switches, sources)
 
 
 # ----------------------------------------------------------------------

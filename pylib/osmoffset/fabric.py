@@ -12,6 +12,8 @@ Forwarding-table inputs (auto-detected by load_lfts):
     concatenated.
 
 Every parse error raises InputError, whose str() is "PATH:LINE: message".
+An LFT dump or subnet.lst that ends in the middle of a line with an
+incomplete record says so: "... (the file ends mid-line: truncated?)".
 """
 
 from __future__ import annotations
@@ -167,18 +169,31 @@ def _read_lines(path):
 
 def load_topology(path) -> Topology:
     """Read a topology file, auto-detecting its format."""
-    return parse_topology_text(_read_lines(path), str(path))
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(path, 0, f"cannot read: {e.strerror}") from None
+    return parse_topology_text(text, str(path))
+
+
+def _ends_mid_line(text):
+    return bool(text) and not text.endswith(("\n", "\r"))
 
 
 def parse_topology_text(lines, path="<input>") -> Topology:
+    """Parse topology text: a string (a last line without newline is
+    checked for truncation) or a list of lines."""
+    cut = False
     if isinstance(lines, str):
+        cut = _ends_mid_line(lines)
         lines = lines.splitlines()
     for i, line in enumerate(lines, 1):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
         if s.startswith("{") and "NodeGUID:" in s:
-            return _parse_subnet_lst(lines, path)
+            return _parse_subnet_lst(lines, path, cut)
         if re.match(r"(Switch|Hca|Ca|Rt|switchguid|caguid|hcaguids|rtguid|"
                     r"vendid|devid|sysimgguid|width|speed|extspeed)\b", s) \
                 or re.match(r"(Switch|Hca|Ca)\s", s):
@@ -189,21 +204,36 @@ def parse_topology_text(lines, path="<input>") -> Topology:
     raise InputError(path, len(lines), "empty topology file")
 
 
-def _parse_subnet_lst(lines, path) -> Topology:
+_TRUNCATED = " (the file ends mid-line: truncated?)"
+
+
+def _parse_subnet_lst(lines, path, cut=False) -> Topology:
+    """opensm-subnet.lst; cut: the last line has no newline (an incomplete
+    last record is then reported as a truncated file)."""
     topo = Topology()
     topo.path, topo.fmt = path, "subnet.lst"
+    trailer = None      # the PHY=/LOG=/SPD= fields the first record has
     for i, line in enumerate(lines, 1):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
+        last = cut and i == len(lines)
 
-        def err(msg, i=i):
-            raise InputError(path, i, msg)
+        def err(msg, i=i, last=last):
+            raise InputError(path, i, msg + (_TRUNCATED if last else ""))
 
         sides = list(_SUBNET_SIDE.finditer(s))
         if len(sides) != 2:
             err("garbled subnet.lst line (expected two '{ ... }' port "
                 "records)")
+        fields = set(re.findall(r"\b([A-Z]+)=\S", s[sides[1].end():]))
+        if trailer is None:
+            trailer = fields
+        elif last and not trailer <= fields:
+            err("incomplete link record: no " + ", ".join(
+                f"{f}=" for f in sorted(trailer - fields)))
+        if last and trailer and not re.search(r"=\S+$", s):
+            err("incomplete link record")
         ends = []
         for m in sides:
             typ, _sm, nports, _sys, nguid, pguid, desc, lid, pn = m.groups()
@@ -651,10 +681,43 @@ def _parse_info(info):
     return None
 
 
+class _Lines:
+    """Iterate lines, remembering the last one: does the input end in the
+    middle of a line (no newline after the last, while earlier lines had
+    one or the input was a string)?"""
+
+    def __init__(self, lines, text):
+        self.lines = lines
+        self.text = text
+        self.prev = self.last = ""
+
+    def __iter__(self):
+        for line in self.lines:
+            self.prev = self.last
+            self.last = line
+            yield line
+
+    def cut(self):
+        nl = ("\n", "\r")
+        return bool(self.last.strip()) and not self.last.endswith(nl) and \
+            (self.text or self.prev.endswith(nl))
+
+
 def parse_lfts_text(lines, path="<input>") -> Lfts:
-    """Parse LFT dump text (a string or an iterable of lines)."""
-    if isinstance(lines, str):
-        lines = lines.splitlines()
+    """Parse LFT dump text (a string or an iterable of lines).  A dump
+    that ends in the middle of a line and fails there is reported as
+    truncated."""
+    text = isinstance(lines, str)
+    src = _Lines(lines.splitlines(keepends=True) if text else lines, text)
+    try:
+        return _parse_lfts(src, path)
+    except InputError as e:
+        if src.cut() and "truncated?" not in e.msg:
+            raise InputError(e.path, e.lineno, e.msg + _TRUNCATED) from None
+        raise
+
+
+def _parse_lfts(lines, path) -> Lfts:
     res = Lfts()
     res.path = path
     lid_info = res.lid_info
@@ -782,6 +845,9 @@ def parse_lfts_text(lines, path="<input>") -> Lfts:
             continue
         raise InputError(path, i, f"garbled LFT entry: {s!r}")
     if cur is not None:
+        if lines.cut():
+            raise InputError(path, i, f"the file ends mid-line in the switch "
+                             f"block of line {cur.lineno} (truncated?)")
         raise InputError(path, i, f"switch block of line {cur.lineno} has no "
                          "'lids dumped' footer (truncated?)")
     if not res.switches:

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .analyze import K_SWITCH, K_HOST  # noqa: E402
+from .model import K_SWITCH, K_HOST  # noqa: E402
 
 
 def _port_matrix(an, which):
@@ -30,10 +30,23 @@ def _heatmap(ax, an, which, title):
     ax.set_xlabel("egress port")
     ax.set_ylabel("switch")
     ax.set_title(title, fontsize=9)
-    if an.S <= 40:
-        ax.set_yticks(range(an.S))
-        ax.set_yticklabels([n.desc for n in an.sw_nodes], fontsize=6)
+    rows = switch_ticks(an.S, ax.figure.get_figheight())
+    ax.set_yticks(rows)
+    ax.set_yticklabels([an.sw_nodes[s].desc for s in rows],
+                       fontsize=6 if len(rows) <= 40 else 5)
     plt.colorbar(im, ax=ax, label=f"{which} LIDs routed")
+
+
+def switch_ticks(nsw, height_in):
+    """Rows of a heatmap of nsw switches that get their name: all of them
+    when they fit (about 9 rows an inch at 5-6 pt), else evenly spaced
+    ones, first and last included."""
+    fit = max(2, int(height_in * 9))
+    if nsw <= fit:
+        return list(range(nsw))
+    step = -(-(nsw - 1) // (fit - 1))
+    rows = list(range(0, nsw - 1, step))
+    return rows + [nsw - 1]
 
 
 def _heatmaps(fig, axes, an, label):

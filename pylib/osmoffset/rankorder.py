@@ -12,11 +12,8 @@ order is a list of those hosts, rank 0 first:
   random  the hosts shuffled by Python's random.Random(seed).
   guid    by port GUID: what a scheduler that sorts by GUID or LID gives.
 
-read_hostfile() resolves a hostfile (one host a line, or comma-separated
-like Slurm's node lists; '#' starts a comment; extra words such as
-`slots=1` are ignored) against the topology: a name is a node description,
-its first word (the host name in descriptions such as "node01 HCA-1"), or
-a port or node GUID.
+read_hostfile() reads an MPI hostfile into a rank order (see its text for
+the rule every osmoffset tool follows).
 """
 
 from __future__ import annotations
@@ -119,50 +116,115 @@ def format_order(order: List[Host], fmt: str = "hostfile",
     raise ValueError("unknown format %r" % fmt)
 
 
+_COUNT_KEYS = ("slots", "max_slots", "max-slots", "count")
+
+
 def read_hostfile(path: str, hosts: List[Host]) -> List[Host]:
-    """The hosts a hostfile names, in its order (see the module text)."""
+    """The hosts a hostfile names, in its order: the rank order.
+
+    The one hostfile rule of the osmoffset tools (lft-analyze,
+    route-optimum, alltoall-ab, bench-quality), as an MPI user writes
+    hostfiles for Open MPI, MPICH or Slurm:
+
+      * '#' starts a comment; blank lines are skipped;
+      * one host a line, first word the host; after it Open MPI's
+        "slots=N" / "max_slots=N" (and any other key=value word) are
+        accepted and ignored; MPICH's "host:N" is the host with N
+        processes; a line may also hold a comma-separated list
+        "h1,h2:2,h3" (Slurm's expanded node list);
+      * a host is, tried in this order: a whole node description ("node01
+        HCA-1"), a host name (the first word of a node description:
+        "node01", its first port in topology order), a port or node GUID
+        (0x0002c903000a1b2c, or 16 hex digits);
+      * every host once: the tools model one rank per host port, so the
+        process counts (slots, :N) do not repeat a host; naming a host
+        twice is an error (Open MPI would add the slots);
+      * at least two hosts.
+
+    hosts: objects with desc, guid and node_guid (rankorder.Host or the
+    analyzer's model.Host).  Errors raise InputError naming path:line: an
+    unknown host, a word that is neither host nor key=value, a bad count,
+    a repeated host; a last line without a newline that does not parse
+    says "truncated?".
+    """
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
+            text = f.read()
     except OSError as e:
         raise InputError(path, 0, "cannot read: %s" % e.strerror) from None
-    by_name: Dict[str, Host] = {}
-    by_guid: Dict[int, Host] = {}
+    lines = text.splitlines()
+    cut = bool(text) and not text.endswith(("\n", "\r"))
+    by_name: Dict[str, object] = {}
+    by_guid: Dict[int, object] = {}
     for h in hosts:
         by_name.setdefault(h.desc, h)
     for h in hosts:
-        by_name.setdefault(host_name(h, "host"), h)
+        w = h.desc.split()
+        if w:
+            by_name.setdefault(w[0], h)
         by_guid.setdefault(h.guid, h)
         if h.node_guid is not None:
             by_guid.setdefault(h.node_guid, h)
     out, used = [], {}
     for i, line in enumerate(lines, 1):
-        s = line.split("#", 1)[0].strip()
-        if not s:
-            continue
-        toks = [t.strip() for t in s.split(",")] if "," in s else [s]
-        for tok in toks:
-            if not tok:
-                continue
-            h = by_name.get(tok)
-            name = tok
-            if h is None:
-                name = tok.split()[0]
-                h = by_name.get(name)
-            if h is None:
-                h = by_guid.get(_guid(name))
-            if h is None:
-                raise InputError(path, i, "unknown host '%s' (not a node "
-                                 "description, host name or GUID of the "
-                                 "topology)" % name)
-            if h.guid in used:
-                raise InputError(path, i, "host '%s' listed twice (first on "
-                                 "line %d)" % (name, used[h.guid]))
-            used[h.guid] = i
-            out.append(h)
+        try:
+            for name, h in _hostfile_line(line, by_name, by_guid):
+                if h.guid in used:
+                    raise ValueError("host '%s' listed twice (first on line "
+                                     "%d)" % (name, used[h.guid]))
+                used[h.guid] = i
+                out.append(h)
+        except ValueError as e:
+            msg = str(e)
+            if cut and i == len(lines):
+                msg += " (the file ends mid-line: truncated?)"
+            raise InputError(path, i, msg) from None
     if len(out) < 2:
         raise InputError(path, max(len(lines), 1), "hostfile names fewer "
                          "than two hosts")
+    return out
+
+
+def _hostfile_line(line, by_name, by_guid):
+    """[(name, host)] of one hostfile line; ValueError with the message."""
+    s = line.split("#", 1)[0].strip()
+    if not s:
+        return []
+    h = by_name.get(s)
+    if h is not None:
+        return [(s, h)]
+    if "," in s:
+        toks = [t.strip() for t in s.split(",")]
+        if any(not t or " " in t or "\t" in t for t in toks):
+            raise ValueError("bad host list %r (expected h1,h2,...)" % s)
+        words = []
+    else:
+        toks = s.split()[:1]
+        words = s.split()[1:]
+    for w in words:
+        key, eq, val = w.partition("=")
+        if not eq or not key:
+            raise ValueError("unknown host '%s' (not a node description, "
+                             "host name or GUID of the topology; after a "
+                             "host only key=value words such as slots=N may "
+                             "follow)" % s)
+        if key in _COUNT_KEYS and not val.isdigit():
+            raise ValueError("bad %s value %r (expected a number)"
+                             % (key, val))
+    out = []
+    for tok in toks:
+        name, colon, n = tok.partition(":")
+        if colon and not n.isdigit():
+            name, n = tok, ""
+        if colon and n and int(n) < 1:
+            raise ValueError("bad process count in '%s'" % tok)
+        h = by_name.get(tok) or by_name.get(name)
+        if h is None:
+            h = by_guid.get(_guid(name))
+        if h is None:
+            raise ValueError("unknown host '%s' (not a node description, "
+                             "host name or GUID of the topology)" % name)
+        out.append((name, h))
     return out
 
 

@@ -205,3 +205,72 @@ def test_inferred_lmc_without_path_comments():
     assert load_lfts(fx("ft4-l1.lfts.dump")).lmc == 1
     assert load_lfts(fx("ft4-l2.lfts.dump")).lmc == 2
     assert load_lfts(fx("ft4-l0.lfts.dump")).lmc == 0
+
+
+# ----------------------------------------------------------------------
+# files that end in the middle of a line (issue 15): "truncated?"
+
+@pytest.mark.parametrize("name,fmt", [("ft2x2-l0.lfts.dump", "opensm"),
+                                      ("ft2x2-l0.ibroute", "ibroute"),
+                                      ("ft2x2-l2.dump_fts", "ibroute")])
+@pytest.mark.parametrize("cut", [5, 12, 30])
+def test_lft_dump_cut_mid_line(tmp_path, name, fmt, cut):
+    """The dump cut inside its second entry line, at several places."""
+    text = open(fx(name)).read()
+    lines = text.splitlines(keepends=True)
+    k = next(i for i, s in enumerate(lines) if s.startswith("0x")) + 1
+    line = lines[k].rstrip("\n")
+    part = "".join(lines[:k]) + line[:min(cut, len(line) - 1)]
+    f = tmp_path / "cut.dump"
+    f.write_text(part)
+    with pytest.raises(InputError) as ei:
+        load_lfts(str(f))
+    assert ei.value.lineno == k + 1
+    assert str(ei.value).startswith(f"{f}:{k + 1}: ")
+    assert "truncated?" in ei.value.msg
+    # the same text as a string
+    with pytest.raises(InputError, match=r"truncated\?"):
+        parse_lfts_text(part, "cut.dump")
+
+
+def test_lft_dump_cut_in_footer(tmp_path):
+    text = open(fx("ft2x2-l0.lfts.dump")).read()
+    part = text[:text.index("lids dumped") + 4]
+    f = tmp_path / "cut.dump"
+    f.write_text(part)
+    with pytest.raises(InputError) as ei:
+        load_lfts(str(f))
+    assert ei.value.lineno == part.count("\n") + 1
+    assert "truncated?" in ei.value.msg
+
+
+def test_lft_dump_without_final_newline_is_fine(tmp_path):
+    text = open(fx("ft2x2-l0.lfts.dump")).read()
+    f = tmp_path / "nonl.dump"
+    f.write_text(text.rstrip("\n"))
+    assert len(load_lfts(str(f)).switches) == len(
+        parse_lfts_text(text, "x").switches)
+
+
+@pytest.mark.parametrize("cut", ["PN:0", "LOG=AC", "PHY=4x", "SPD=",
+                                 "Rev:000"])
+def test_subnet_lst_cut_mid_line(tmp_path, cut):
+    text = open(fx("ft4-l0.subnet.lst")).read()
+    lines = text.splitlines(keepends=True)
+    last = lines[-1].rstrip("\n")
+    k = last.rindex(cut) + len(cut)
+    f = tmp_path / "cut.lst"
+    f.write_text("".join(lines[:-1]) + last[:k])
+    with pytest.raises(InputError) as ei:
+        load_topology(str(f))
+    assert ei.value.lineno == len(lines)
+    assert str(ei.value).startswith(f"{f}:{len(lines)}: ")
+    assert ei.value.msg.endswith("(the file ends mid-line: truncated?)")
+
+
+def test_subnet_lst_without_final_newline_is_fine(tmp_path):
+    text = open(fx("ft4-l0.subnet.lst")).read()
+    f = tmp_path / "nonl.lst"
+    f.write_text(text.rstrip("\n"))
+    assert load_topology(str(f)).links == load_topology(
+        fx("ft4-l0.subnet.lst")).links

@@ -20,7 +20,8 @@ TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "pylib"))
 
 from osmoffset.analyze import Analysis  # noqa: E402
-from osmoffset.fabric import (load_lfts, load_topology,  # noqa: E402
+from osmoffset.fabric import (InputError, load_lfts,  # noqa: E402
+                              load_topology,
                               parse_lfts_text, parse_topology_text)
 
 FIX = os.path.join(HERE, "fixtures", "analyze")
@@ -181,8 +182,9 @@ def test_stock_updn_fat_tree(lmc):
         assert r["shift"]["spread"] is None and r["diversity"] is None
 
 
-def _unbalance(text):
-    """Send every base LID that leaves a leaf up port 5 (spine1)."""
+def _unbalance(text, switch_lids=False):
+    """Send every base LID of a CA (with switch_lids: also every switch
+    LID) that leaves a leaf up port 5 (spine1)."""
     out, sw = [], None
     for line in text.splitlines():
         m = re.match(r"Unicast lids .*\('(.*)'\)", line)
@@ -190,7 +192,8 @@ def _unbalance(text):
             sw = m.group(1)
         m = re.match(r"0x([0-9a-f]+) (\d+) (.*)", line)
         if m and sw.startswith("leaf") and 5 <= int(m.group(2)) <= 8 \
-                and int(m.group(1), 16) % 4 == 0:
+                and int(m.group(1), 16) % 4 == 0 and \
+                (switch_lids or "Switch" not in m.group(3)):
             line = f"0x{m.group(1)} 005 {m.group(3)}"
         out.append(line)
     return "\n".join(out) + "\n"
@@ -265,20 +268,76 @@ def _ft4(edits, topo="ft4-l0.subnet.lst"):
     h16 = [l for l, v in lf0.lid_info.items() if v[2] == "h16"][0]
     for sw, port in edits:
         text = _edit_lft(text, sw, h16, port)
+    _ft4.text = text
     return analyse(parse_lfts_text(text, "broken.dump"), topo), h16
 
 
 def test_broken_route_unlinked_port():
     # every spine sends h16's LID out of port 7, which has no cable: the 12
     # hosts on other leaves cannot reach h16.  Stock updn sends h16 through
-    # spine4 only, so the broken entries of spines 1-3 are never used and
-    # only spine4's is a problem.
+    # spine4 only, so the broken entries of spines 1-3 are never used by a
+    # host route today: they are faults all the same, named after the
+    # host-route ones.
     an, lid = _ft4([(f"spine{i}", 7) for i in range(1, 5)])
     r = an.result
     assert r["valid"] is False and r["unreachable_pairs"] == 12
     assert r["problems"] == [f"switch 'spine4' (0x0000000000200007): LID "
                              f"{lid} ('h16') is routed out of port 7, an "
-                             "unlinked port (dead end)"]
+                             "unlinked port (dead end)"] + [
+        f"switch 'spine{i}' (0x000000000020000{i + 3}): LID {lid} ('h16') "
+        "is routed out of port 7, an unlinked port (dead end; no host "
+        "route uses this entry)" for i in (1, 2, 3)]
+    assert r["lft_entries"]["faults"] == 4
+
+
+def test_unused_broken_spine_entry_is_a_fault(tmp_path):
+    """Issue 15: a broken entry on a spine that no host route uses today
+    makes the routing invalid, naming the switch and the LID."""
+    an, lid = _ft4([("spine1", 7)])
+    r = an.result
+    assert r["unreachable_pairs"] == 0
+    assert r["valid"] is False
+    assert r["problems"] == [
+        f"switch 'spine1' (0x0000000000200004): LID {lid} ('h16') is "
+        "routed out of port 7, an unlinked port (dead end; no host route "
+        "uses this entry)"]
+    dump = tmp_path / "broken.dump"
+    dump.write_text(_ft4.text)
+    rc, out, _err = run_tool("--lfts", str(dump), "--topology",
+                             fx("ft4-l0.subnet.lst"), "--json")
+    assert rc == 1 and json.loads(out)["problems"] == r["problems"]
+
+
+def test_switch_lid_entries_are_checked():
+    """Switch LIDs are destinations too: a leaf that sends another
+    switch's LID to a spine without a route for it (a dead end) is a
+    fault, though no host traffic goes there."""
+    lf = parse_lfts_text(_unbalance(open(fx("ft4-l2.lfts.dump")).read(),
+                                    switch_lids=True), "unbal.dump")
+    r = analyse(lf, "ft4-l2.subnet.lst").result
+    assert r["unreachable_pairs"] == 0 and r["valid"] is False
+    assert r["problems"] == [
+        "switch 'spine1' (0x0000000000200004): LID %d (switch 'spine%d') "
+        "has no LFT entry (dead end)" % (lid, n) for lid, n in ((24, 2),
+                                                             (32, 4))]
+    assert r["lft_entries"] == {"lids": 72, "switches": 8, "faults": 2,
+                                "unrouted": 10, "unrouted_ca": 0}
+
+
+def test_updn_holes_are_not_faults():
+    """Stock updn routes no root spine to another (a down-up turn): those
+    switch/LID pairs have no entry and nothing forwards into them; they
+    are counted, not faults."""
+    r = analyse("ft4-l0.lfts.dump", "ft4-l0.subnet.lst").result
+    assert r["valid"] is True and r["problems"] == []
+    assert r["lft_entries"]["faults"] == 0
+    assert r["lft_entries"]["unrouted"] == 12
+    assert r["lft_entries"]["unrouted_ca"] == 0
+    rc, out, _err = run_tool("--lfts", fx("ft4-l0.lfts.dump"), "--topology",
+                             fx("ft4-l0.subnet.lst"), "--bisections", "1")
+    assert rc == 0
+    assert "  every LFT entry    : 0 broken, 12 switch/LID pairs without a " \
+        "route (0 to CA LIDs; 24 LIDs x 8 switches)\n" in out
 
 
 def test_broken_route_missing_entry():
@@ -318,9 +377,20 @@ def test_down_port(tmp_path):
     assert r["valid"] is False
     # leaf1 routed 3 remote hosts' LIDs (h5, h9, h13) through port 5, and
     # spine1 routes h1 back down its port 1
-    downs = [p for p in r["problems"] if p.endswith("a down port (dead end)")]
+    downs = [p for p in r["problems"] if p.endswith("a down port (dead end)")
+             and "(switch '" not in p]
     assert [p.split("'")[1] for p in downs] == ["leaf1"] * 3 + ["spine1"]
     assert all("port 5" in p for p in downs[:3]) and "port 1" in downs[3]
+    # and the entries no host route uses: spine1 sends h2-h4 and leaf1's
+    # LID down the dead cable, leaf1 sends four switch LIDs up it
+    unused = [p for p in r["problems"] if p not in downs]
+    assert [(p.split("'")[1], p.split("(")[2].split(")")[0]) for p in
+            unused] == [("spine1", "'h2'"), ("spine1", "'h3'"),
+                        ("spine1", "'h4'"), ("leaf1", "switch 'leaf2'"),
+                        ("leaf1", "switch 'leaf3'"),
+                        ("leaf1", "switch 'leaf4'"),
+                        ("leaf1", "switch 'spine1'"),
+                        ("spine1", "switch 'leaf1'")]
     # leaf1's 4 hosts miss 3 LIDs each, the 12 remote hosts miss h1 (via
     # spine1) -> 24 unreachable pairs
     assert r["unreachable_pairs"] == 24
@@ -507,3 +577,161 @@ def test_order_options_of_the_tool(tmp_path):
     rc, out, _ = run_tool("--lfts", fx("hand2x2-aligned.lfts.dump"),
                           "--topology", fx("hand2x2.net"), "--json")
     assert json.loads(out)["rank_order"] == "topology order"
+
+
+# ------------------------------------------------- the admin's analyzer
+# (issue 15): the hostfile rule, --lmc against the dump, --version
+
+def _named_hand_topo():
+    """hand2x2 with node descriptions "node0N HCA-1" (host name first)."""
+    text = open(fx("hand2x2.net")).read()
+    for i in range(1, 5):
+        text = text.replace(f'Hca 1 "h{i}"\n',
+                            f'Hca 1 "h{i}" # "node0{i} HCA-1"\n')
+    return parse_topology_text(text, "named.net")
+
+
+def _ranks(tmp_path, text):
+    hf = tmp_path / "hosts"
+    hf.write_text(text)
+    an = Analysis(_named_hand_topo(),
+                  load_lfts(fx("hand2x2-aligned.lfts.dump")),
+                  hostfile=str(hf), bisections=0)
+    return [an.hosts[i].desc.split()[0] for i in an.ranks]
+
+
+@pytest.mark.parametrize("text,order", [
+    # Open MPI: comments, blank lines, slots=N / max_slots=N
+    ("# ranks\n\nnode01 slots=4\nnode03 slots=4 max_slots=8  # rack 2\n"
+     "  node02\n", ["node01", "node03", "node02"]),
+    # MPICH host:N
+    ("node03:2\nnode01:2\nnode04:1\nnode02\n",
+     ["node03", "node01", "node04", "node02"]),
+    # whole node descriptions, GUIDs, a Slurm-style list
+    ("node04 HCA-1\n0x0000000000100001\nnode02,node03:1\n",
+     ["node04", "node01", "node02", "node03"]),
+    # no newline after a complete last line
+    ("node02\nnode01", ["node02", "node01"]),
+])
+def test_hostfile_rule(tmp_path, text, order):
+    assert _ranks(tmp_path, text) == order
+
+
+@pytest.mark.parametrize("text,line,msg", [
+    ("node01\nnode09 slots=2\n", 2, "unknown host 'node09' (not a node "
+     "description, host name or GUID of the topology)"),
+    ("node01\nnode02:4\nnode01 slots=2\n", 3,
+     "host 'node01' listed twice (first on line 1)"),
+    ("node01\nnode02 slots=two\n", 2, "bad slots value 'two'"),
+    ("node01\nnode02 HCA-2\n", 2, "unknown host 'node02 HCA-2'"),
+    ("node01\nnode02:0\n", 2, "bad process count in 'node02:0'"),
+    ("node01\nnode02\nnode0", 3, "unknown host 'node0' (not a node "
+     "description, host name or GUID of the topology) (the file ends "
+     "mid-line: truncated?)"),
+    ("node01\nnode02 slots=", 2, "bad slots value '' (expected a number) "
+     "(the file ends mid-line: truncated?)"),
+    ("# only one\nnode01\n", 2, "hostfile names fewer than two hosts"),
+])
+def test_hostfile_errors_name_file_and_line(tmp_path, text, line, msg):
+    with pytest.raises(InputError) as ei:
+        _ranks(tmp_path, text)
+    assert (ei.value.lineno, ei.value.msg) == (line, msg) or \
+        msg in ei.value.msg and ei.value.lineno == line
+    assert str(ei.value).startswith(f"{tmp_path / 'hosts'}:{line}: ")
+
+
+def test_cli_hostfile_truncated(tmp_path):
+    hf = tmp_path / "hosts"
+    hf.write_text("h1\nh2\nh")
+    rc, _out, err = run_tool("--lfts", fx("hand2x2-aligned.lfts.dump"),
+                             "--topology", fx("hand2x2.net"), "--hostfile",
+                             str(hf))
+    assert rc == 2 and "Traceback" not in err
+    assert err.startswith(f"lft-analyze: {hf}:3: unknown host 'h'")
+    assert err.rstrip().endswith("truncated?)")
+
+
+def test_cli_lmc_disagrees_with_dump():
+    base = ["--topology", fx("ft2x2.net"), "--json", "--bisections", "1"]
+    # --lmc 0 on an LMC 2 dump: analysed as asked, with a warning
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l2.lfts.dump"), "--lmc", "0",
+                            *base)
+    assert rc == 0
+    want = (f"--lmc 0 disagrees with {fx('ft2x2-l2.lfts.dump')}, which "
+            "gives each CA port 4 LIDs (LMC 2); analysed with LMC 0")
+    assert err == f"lft-analyze: warning: {want}\n"
+    r = json.loads(out)
+    assert r["lmc"] == 0 and want in r["notes"]
+    # --lmc 2 on an LMC 0 dump: the LIDs of neighbours overlap -> error
+    # that says why
+    rc, out, err = run_tool("--lfts", fx("ft2x2-l0.lfts.dump"), "--lmc", "2",
+                            *base)
+    assert rc == 2 and out == "" and "Traceback" not in err
+    assert "overlaps" in err and (
+        f"(--lmc 2 disagrees with {fx('ft2x2-l0.lfts.dump')}, which gives "
+        "each CA port 1 LID (LMC 0))") in err
+    # the dump's own LMC, given or not: no warning
+    for extra in (["--lmc", "2"], []):
+        rc, out, err = run_tool("--lfts", fx("ft2x2-l2.lfts.dump"), *extra,
+                                *base)
+        assert rc == 0 and err == "" and json.loads(out)["notes"] == []
+
+
+def test_lmc_disagreement_in_the_model():
+    """Analysis.warnings: --lmc 1 on an LMC 2 dump (none when --lmc is the
+    dump's)."""
+    an = Analysis(load_topology(fx("ft4-l0.subnet.lst")),
+                  load_lfts(fx("ft4-l0.lfts.dump")), lmc=0, bisections=0)
+    assert an.warnings == []
+    lf = load_lfts(fx("ft4-l2.lfts.dump"))
+    an = Analysis(load_topology(fx("ft4-l2.subnet.lst")), lf, lmc=1,
+                  bisections=0)
+    assert an.warnings == [
+        f"--lmc 1 disagrees with {lf.path}, which gives each CA port 4 "
+        "LIDs (LMC 2); analysed with LMC 1"]
+
+
+def test_cli_version():
+    from osmoffset import __version__
+    rc, out, err = run_tool("--version")
+    assert rc == 0 and out == f"lft-analyze (osmoffset) {__version__}\n"
+
+
+def test_tool_linked_onto_path_finds_its_package(tmp_path):
+    """A symlink to scripts/lft-analyze in another directory runs."""
+    link = tmp_path / "bin" / "lft-analyze"
+    link.parent.mkdir()
+    link.symlink_to(TOOL)
+    p = subprocess.run([sys.executable, str(link), "--version"],
+                       capture_output=True, text=True, cwd=str(tmp_path))
+    assert p.returncode == 0 and "lft-analyze (osmoffset)" in p.stdout
+
+
+def test_plot_rows_are_named_for_big_fabrics():
+    """The port-load heatmap labels its rows with switch names, also when
+    there are too many to name every row (issue 15)."""
+    import types
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from osmoffset import plot
+    S, W = 130, 9
+    an = types.SimpleNamespace(
+        S=S, W=W,
+        sw_nodes=[types.SimpleNamespace(desc=f"MF0;sw{i:03d}:MQM9700/U1")
+                  for i in range(S)],
+        port_base=np.ones((S, W), dtype=np.int64),
+        port_all=np.ones((S, W), dtype=np.int64),
+        rkind=np.ones((S, W), dtype=np.int8))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 14))
+    plot._heatmaps(fig, axes, an, "x")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in axes[0].get_yticklabels()]
+    plt.close(fig)
+    assert labels[0] == "MF0;sw000:MQM9700/U1"
+    assert labels[-1] == "MF0;sw129:MQM9700/U1"
+    assert 40 <= len(labels) <= 130
+    assert all(t.startswith("MF0;sw") for t in labels)
+    assert plot.switch_ticks(20, 4.0) == list(range(20))
+    rows = plot.switch_ticks(972, 14.0)
+    assert rows[0] == 0 and rows[-1] == 971 and len(rows) <= 14 * 9 + 1

@@ -1,5 +1,6 @@
-"""Tests of scripts/route-optimum (best reachable shift-alltoall
-efficiency on 2-level fat trees, by integer programming).
+"""Tests of route-optimum (osmoffset.optimum, osmoffset.cli.route_optimum:
+best reachable shift-alltoall efficiency on 2-level fat trees, by integer
+programming).
 
 Run: /usr/bin/python3 -m pytest tests/python/test_route_optimum.py
 Each solve of the curated 32-host fabrics takes well under a second.
@@ -10,7 +11,10 @@ import os
 
 import pytest
 
-from conftest import REPO, TOPO_DIR, load_script, run_script
+from conftest import REPO, TOPO_DIR, run_script
+from osmoffset import __version__
+from osmoffset import optimum as ilp
+from osmoffset.fabric import load_topology
 
 OPT = os.path.join(REPO, "scripts", "route-optimum")
 pytest.importorskip("scipy.optimize", reason="python3-scipy missing")
@@ -57,7 +61,7 @@ def test_model_counts_like_lft_analyze():
     evaluator, on a hand-made tree of 2 leaves with hosts 0, 1 and 2, 3:
     d-mod-k is congestion free; with everything on spine 0, rounds 1 and
     3 have one flow each way between the leaves, round 2 two."""
-    mod = load_script(OPT, "route_optimum")
+    mod = ilp
 
     class Fab:
         leaves = [0, 1]
@@ -96,3 +100,25 @@ def test_bad_options():
         p = run_script(OPT, args)
         assert p.returncode == 2, args
         assert "Traceback" not in p.stderr
+
+
+def test_hostfile_rule_of_mpi_users(tmp_path):
+    """route-optimum reads hostfiles like lft-analyze: Open MPI slots=N,
+    MPICH host:N, comments; the order is the file's."""
+    hf = tmp_path / "hosts"
+    names = ["h%04d" % i for i in range(32)]
+    text = "# reversed\n" + "".join(
+        "%s slots=4\n" % n if i % 2 else "%s:2\n" % n
+        for i, n in enumerate(reversed(names)))
+    hf.write_text(text)
+    r = optimum("--topology", net("ft2-8x4"), "--hostfile", str(hf))
+    assert r["hosts"] == 32 and r["order"] == str(hf)
+    fab = ilp.TwoLevel(load_topology(net("ft2-8x4")))
+    ranks = ilp.read_ranks(fab, str(hf))
+    assert [fab.desc[fab.hosts[i]] for i in ranks] == names[::-1]
+
+
+def test_version():
+    p = run_script(OPT, ["--version"])
+    assert p.returncode == 0
+    assert p.stdout.strip() == "route-optimum (osmoffset) %s" % __version__

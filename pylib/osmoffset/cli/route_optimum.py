@@ -1,0 +1,96 @@
+"""The best shift-alltoall efficiency any destination-based routing can
+reach on a 2-level fat tree, by integer programming.
+
+A leaf routes each LID of each remote host up to one spine linked to both
+leaves (the only up/down paths of a 2-level tree); the spine takes it
+down.  For every round k of a shift alltoall (rank i sends to rank i+k, as
+lft-analyze counts it) the heaviest link sets the round's efficiency
+min(1, 1 / load); the program maximises the mean over all rounds, exactly,
+with SciPy's HiGHS solver.  The answer is what no routing of OpenSM or
+osmoffset can beat for that rank order: when a routing misses a goal that
+the optimum misses too, the goal is out of reach on that fabric.
+
+Fabrics with parallel links are solved with each leaf-spine bundle as one
+link of that many times the capacity: the figure is then an upper bound.
+
+Exit status: 0 solved (optimum or bound), 2 bad input or usage.
+"""
+
+import argparse
+import json
+import sys
+
+from osmoffset.cli import add_version
+from osmoffset.fabric import InputError, load_topology
+from osmoffset.optimum import NoSolver, TwoLevel, read_ranks, solve
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="route-optimum",
+        description="Best shift-alltoall efficiency that any "
+        "destination-based routing reaches on a 2-level fat tree "
+        "(integer programming, SciPy HiGHS).",
+        epilog="Exit status: 0 solved; 2 bad input or usage.")
+    ap.add_argument("--topology", required=True, metavar="FILE",
+                    help="ibsim net file, opensm-subnet.lst or ibnetdiscover "
+                    "output")
+    ap.add_argument("--lmc", type=int, default=0, metavar="N",
+                    help="LIDs per port = 2^N; traffic spread evenly over "
+                    "them (default 0: base LIDs)")
+    ap.add_argument("--hostfile", metavar="FILE",
+                    help="rank order: an Open MPI / MPICH hostfile, one "
+                    "host a line by node description, host name or GUID "
+                    "(default: topology order, as lft-analyze)")
+    ap.add_argument("--time-limit", type=float, default=300.0, metavar="S",
+                    help="solver time limit in seconds (default 300); when "
+                    "it is reached the best routing found and the proven "
+                    "bound are reported")
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON object instead of text")
+    add_version(ap, "route-optimum")
+    args = ap.parse_args(argv)
+    if not 0 <= args.lmc <= 3:
+        ap.error("--lmc: %d is out of range 0..3" % args.lmc)
+    if args.time_limit <= 0:
+        ap.error("--time-limit must be positive")
+    return args
+
+
+def main(argv=None):
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    try:
+        fab = TwoLevel(load_topology(args.topology))
+        ranks = read_ranks(fab, args.hostfile) if args.hostfile \
+            else list(range(len(fab.hosts)))
+        res = solve(fab, ranks, args.lmc, args.time_limit)
+    except InputError as exc:
+        print("route-optimum: %s" % exc, file=sys.stderr)
+        return 2
+    except NoSolver as exc:
+        print("route-optimum: %s" % exc, file=sys.stderr)
+        return 2
+    res.update({"topology": args.topology, "lmc": args.lmc,
+                "order": args.hostfile or "topology",
+                "hosts": len(ranks), "leaves": len(fab.leaves),
+                "spines": len(fab.spines),
+                "exact": not fab.trunks})
+    if args.json:
+        print(json.dumps(res, indent=1, sort_keys=True))
+        return 0
+    what = "optimum" if res["exact"] else "upper bound (parallel links " \
+        "pooled)"
+    print("%s: %d hosts, %d leaves, %d spines, LMC %d, %s rank order"
+          % (args.topology, res["hosts"], res["leaves"], res["spines"],
+             args.lmc, "topology" if not args.hostfile else args.hostfile))
+    if "best" in res:
+        print("best routing found: shift efficiency %.3f" % res["best"])
+    if "bound" in res:
+        print("no routing can exceed: %.3f (%s%s)"
+              % (res["bound"], what,
+                 "" if res["optimal"] else ", solver stopped: %s"
+                 % res["message"]))
+    return 0

@@ -1,0 +1,209 @@
+"""The best shift-alltoall efficiency any destination-based routing can
+reach on a 2-level fat tree, by integer programming (route-optimum).
+
+A leaf routes each LID of each remote host up to one spine linked to both
+leaves (the only up/down paths of a 2-level tree); the spine takes it
+down.  For every round k of a shift alltoall (rank i sends to rank i+k, as
+lft-analyze counts it) the heaviest link sets the round's efficiency
+min(1, 1 / load); the program maximises the mean over all rounds, exactly,
+with SciPy's HiGHS solver.  The answer is what no routing of OpenSM or
+osmoffset can beat for that rank order.
+
+Fabrics with parallel links are solved with each leaf-spine bundle as one
+link of that many times the capacity: the figure is then an upper bound.
+
+  TwoLevel(topo)                 leaves, spines, hosts in topology order
+  read_ranks(fab, hostfile)      rank order from a hostfile
+  solve(fab, ranks, lmc, limit)  the integer program -> result dict
+  evaluate(fab, ranks, nl, choice)  efficiency of one routing
+"""
+
+from .fabric import InputError
+from .rankorder import natural_key, read_hostfile
+
+__all__ = ["NoSolver", "TwoLevel", "read_ranks", "round_flows", "solve",
+           "evaluate"]
+
+
+class NoSolver(Exception):
+    """SciPy's MILP solver is not available."""
+
+
+class TwoLevel:
+    """Leaves (switches with hosts), spines and the hosts in rank order."""
+
+    def __init__(self, topo):
+        self.path = topo.path
+        sws = {n.guid: n for n in topo.switches()}
+        host_leaf = {}
+        for ca in topo.cas():
+            peer = topo.links.get((ca.guid, ca.port or 1))
+            if peer is not None and peer[0] in sws:
+                host_leaf[ca.guid] = peer
+        leaves = {g for g, _p in host_leaf.values()}
+        order = sorted(sws.values(), key=lambda n: (natural_key(n.desc),
+                                                    n.guid))
+        self.leaves = [n.guid for n in order if n.guid in leaves]
+        self.spines = [n.guid for n in order if n.guid not in leaves]
+        li = {g: i for i, g in enumerate(self.leaves)}
+        si = {g: i for i, g in enumerate(self.spines)}
+        self.width = {}
+        for (g, _p), (rg, _rp) in topo.links.items():
+            if g not in sws or rg not in sws or g == rg:
+                continue
+            if g in li and rg in si:
+                key = (li[g], si[rg])
+                self.width[key] = self.width.get(key, 0) + 1
+            elif g in li and rg in li:
+                raise InputError(topo.path, 0, "not a 2-level fat tree: "
+                                 "leaves '%s' and '%s' are linked"
+                                 % (sws[g].desc, sws[rg].desc))
+            elif g in si and rg in si:
+                raise InputError(topo.path, 0, "not a 2-level fat tree: "
+                                 "switches '%s' and '%s' without hosts are "
+                                 "linked" % (sws[g].desc, sws[rg].desc))
+        if not self.leaves:
+            raise InputError(topo.path, 0, "no switch with hosts")
+        hosts = sorted(host_leaf.items(),
+                       key=lambda h: (li[h[1][0]], h[1][1]))
+        self.hosts = [g for g, _peer in hosts]
+        self.desc = {g: topo.nodes[g].desc for g in self.hosts}
+        self.nodes = {g: topo.nodes[g] for g in self.hosts}
+        self.leaf_desc = [sws[g].desc for g in self.leaves]
+        self.leaf_of = [li[host_leaf[g][0]] for g in self.hosts]
+        self.trunks = any(w > 1 for w in self.width.values())
+
+    def usable(self, a, d):
+        """Spines linked to leaf a and to the leaf of host index d."""
+        b = self.leaf_of[d]
+        return [s for s in range(len(self.spines))
+                if (a, s) in self.width and (b, s) in self.width]
+
+
+def read_ranks(fab, path):
+    """Host indices of fab in the order of the hostfile at path (the
+    hostfile rule of osmoffset.rankorder.read_hostfile)."""
+    index = {g: i for i, g in enumerate(fab.hosts)}
+    named = read_hostfile(path, [fab.nodes[g] for g in fab.hosts])
+    return [index[n.guid] for n in named]
+
+
+def round_flows(fab, ranks):
+    """Per shift round: (source leaf, destination host) of every flow
+    between two leaves."""
+    R = len(ranks)
+    for k in range(1, R):
+        flows = []
+        for i in range(R):
+            src, dst = ranks[i], ranks[(i + k) % R]
+            if fab.leaf_of[src] != fab.leaf_of[dst]:
+                flows.append((fab.leaf_of[src], dst))
+        yield flows
+
+
+def solve(fab, ranks, lmc, time_limit):
+    try:
+        import numpy as np
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_matrix
+    except ImportError:
+        raise NoSolver("route-optimum needs SciPy >= 1.9 "
+                       "(apt-get install python3-scipy)") from None
+    nl = 1 << lmc
+    var = {}
+    for a in range(len(fab.leaves)):
+        for d in sorted(set(ranks)):
+            if fab.leaf_of[d] == a:
+                continue
+            spines = fab.usable(a, d)
+            if not spines:
+                raise InputError(fab.path, 0, "leaf '%s' has no path to "
+                                 "host '%s' over one spine"
+                                 % (fab.leaf_desc[a],
+                                    fab.desc[fab.hosts[d]]))
+            for o in range(nl):
+                for s in spines:
+                    var[(a, d, o, s)] = len(var)
+    nx = len(var)
+    K = len(ranks) - 1
+    # a link carries at most all LIDs of the hosts of one leaf: J levels
+    # of one LID above a flow per link price every load exactly
+    most = max(fab.leaf_of.count(a) for a in range(len(fab.leaves)))
+    J = max(1, (most - 1) * nl)
+    # pen[j]: what the (j+1)-th extra LID on the busiest link costs a round
+    pen = [nl / (nl + j) - nl / (nl + j + 1) for j in range(J)]
+    ny = K * J
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    r = 0
+
+    def row(entries, low, high):
+        nonlocal r
+        for c, v in entries:
+            rows.append(r)
+            cols.append(c)
+            vals.append(v)
+        lo.append(low)
+        hi.append(high)
+        r += 1
+
+    by_lid = {}
+    for (a, d, o, s), v in var.items():
+        by_lid.setdefault((a, d, o), []).append(v)
+    for vs in by_lid.values():
+        row([(v, 1) for v in vs], 1, 1)
+    cost = np.zeros(nx + ny)
+    for k, flows in enumerate(round_flows(fab, ranks)):
+        base = nx + k * J
+        cost[base:base + J] = pen
+        links = {}
+        for a, d in flows:
+            b = fab.leaf_of[d]
+            for o in range(nl):
+                for s in fab.usable(a, d):
+                    v = var[(a, d, o, s)]
+                    links.setdefault(("up", a, s), []).append(v)
+                    links.setdefault(("down", s, b), []).append(v)
+        for key, vs in links.items():
+            w = fab.width[(key[1], key[2]) if key[0] == "up"
+                          else (key[2], key[1])]
+            row([(v, 1) for v in vs] + [(base + j, -w) for j in range(J)],
+                -np.inf, w * nl)
+        for j in range(J - 1):
+            row([(base + j, -1), (base + j + 1, 1)], -np.inf, 0)
+    n = nx + ny
+    m = coo_matrix((vals, (rows, cols)), shape=(r, n)).tocsr()
+    res = milp(cost, constraints=LinearConstraint(m, lo, hi),
+               integrality=np.ones(n), bounds=Bounds(0, 1),
+               options={"time_limit": time_limit})
+    out = {"variables": n, "constraints": r, "status": res.status,
+           "message": res.message, "optimal": res.status == 0}
+    dual = getattr(res, "mip_dual_bound", None)
+    if dual is not None and np.isfinite(dual):
+        out["bound"] = 1.0 - max(0.0, dual) / K
+    if res.x is not None:
+        choice = {}
+        for (a, d, o, s), v in var.items():
+            if res.x[v] > 0.5:
+                choice[(a, d, o)] = s
+        out["best"] = evaluate(fab, ranks, nl, choice)
+        if out["optimal"]:
+            out["bound"] = max(out.get("bound", 0.0), out["best"])
+    return out
+
+
+def evaluate(fab, ranks, nl, choice):
+    """Mean over rounds of min(1, 1 / heaviest link) for a routing
+    (bundles of parallel links share their load evenly)."""
+    effs = []
+    for flows in round_flows(fab, ranks):
+        load = {}
+        for a, d in flows:
+            b = fab.leaf_of[d]
+            for o in range(nl):
+                s = choice[(a, d, o)]
+                for key, w in ((("up", a, s), fab.width[(a, s)]),
+                               (("down", s, b), fab.width[(b, s)])):
+                    load[key] = load.get(key, 0.0) + 1.0 / (nl * w)
+        worst = max(load.values()) if load else 0.0
+        effs.append(min(1.0, 1.0 / worst) if worst > 0 else 1.0)
+    return sum(effs) / len(effs) if effs else 1.0
