@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 
-from osmoffset import fabric, paths
+from osmoffset import fabric, optimum, paths
 
 PLUGIN_LIB = "libosmoffset.so"
 # OpenSM output that the benchmarks do not need; removed to save space
@@ -135,19 +135,14 @@ def analysis(celldir, lmc=None, hostfile=None):
 
 
 def route_optimum(net, lmc=0, time_limit=None):
-    """route-optimum --json on a net file: its result dict, or raises
-    RuntimeError with route-optimum's message.
-
-    The solver is a tool today; this is the one place the benchmarks
-    call it (to become a library call when it moves into the package)."""
-    args = ["--topology", net, "--lmc", str(lmc), "--json"]
-    if time_limit is not None:
-        args += ["--time-limit", "%g" % time_limit]
-    p = run_tool("route-optimum", args)
-    if p.returncode != 0:
-        raise RuntimeError(last_line(p.stderr) or last_line(p.stdout) or
-                           "route-optimum exit %d" % p.returncode)
-    return json.loads(p.stdout)
+    """route-optimum's result dict for a net file (as its --json), or
+    raises RuntimeError with its message."""
+    try:
+        return optimum.optimum_of(
+            net, lmc, time_limit=optimum.DEFAULT_TIME_LIMIT
+            if time_limit is None else time_limit)
+    except (fabric.InputError, optimum.NoSolver) as exc:
+        raise RuntimeError(str(exc))
 
 
 # ----------------------------------------------------------------------

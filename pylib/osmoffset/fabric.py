@@ -159,14 +159,6 @@ def _lane_rate(text):
         return None
 
 
-def _read_lines(path):
-    try:
-        with open(path, "r", encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines()
-    except OSError as e:
-        raise InputError(path, 0, f"cannot read: {e.strerror}") from None
-
-
 def load_topology(path) -> Topology:
     """Read a topology file, auto-detecting its format."""
     try:

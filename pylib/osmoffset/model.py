@@ -291,7 +291,7 @@ class FabricModel:
     def _lft_matrix(self):
         """The LFTs restricted to host LID columns (lft) and to switch LID
         columns (sw_lft), and what each entry leads to."""
-        S, C, W = self.S, self.C, self.W
+        S, C = self.S, self.C
         lft = np.full((S, C), -1, dtype=np.int16)
         sw_lft = np.full((S, self.sw_lid.size), -1, dtype=np.int16)
         self.missing_lft = []

@@ -18,7 +18,7 @@ link of that many times the capacity: the figure is then an upper bound.
   evaluate(fab, ranks, nl, choice)  efficiency of one routing
 """
 
-from .fabric import InputError
+from .fabric import InputError, load_topology
 from .rankorder import natural_key, read_hostfile
 
 __all__ = ["NoSolver", "TwoLevel", "read_ranks", "round_flows", "solve",
@@ -207,3 +207,22 @@ def evaluate(fab, ranks, nl, choice):
         worst = max(load.values()) if load else 0.0
         effs.append(min(1.0, 1.0 / worst) if worst > 0 else 1.0)
     return sum(effs) / len(effs) if effs else 1.0
+
+
+DEFAULT_TIME_LIMIT = 300.0
+
+
+def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT):
+    """route-optimum's answer for a topology file (net file or
+    opensm-subnet.lst): the solver's result with the fabric's figures, as
+    `route-optimum --json` prints it.  Raises InputError or NoSolver."""
+    fab = TwoLevel(load_topology(topology))
+    ranks = read_ranks(fab, hostfile) if hostfile \
+        else list(range(len(fab.hosts)))
+    res = solve(fab, ranks, lmc, time_limit)
+    res.update({"topology": topology, "lmc": lmc,
+                "order": hostfile or "topology",
+                "hosts": len(ranks), "leaves": len(fab.leaves),
+                "spines": len(fab.spines),
+                "exact": not fab.trunks})
+    return res

@@ -21,8 +21,8 @@ import json
 import sys
 
 from osmoffset.cli import add_version
-from osmoffset.fabric import InputError, load_topology
-from osmoffset.optimum import NoSolver, TwoLevel, read_ranks, solve
+from osmoffset.fabric import InputError
+from osmoffset.optimum import NoSolver, optimum_of
 
 
 def parse_args(argv):
@@ -63,21 +63,11 @@ def main(argv=None):
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
     try:
-        fab = TwoLevel(load_topology(args.topology))
-        ranks = read_ranks(fab, args.hostfile) if args.hostfile \
-            else list(range(len(fab.hosts)))
-        res = solve(fab, ranks, args.lmc, args.time_limit)
-    except InputError as exc:
+        res = optimum_of(args.topology, args.lmc, args.hostfile,
+                         args.time_limit)
+    except (InputError, NoSolver) as exc:
         print("route-optimum: %s" % exc, file=sys.stderr)
         return 2
-    except NoSolver as exc:
-        print("route-optimum: %s" % exc, file=sys.stderr)
-        return 2
-    res.update({"topology": args.topology, "lmc": args.lmc,
-                "order": args.hostfile or "topology",
-                "hosts": len(ranks), "leaves": len(fab.leaves),
-                "spines": len(fab.spines),
-                "exact": not fab.trunks})
     if args.json:
         print(json.dumps(res, indent=1, sort_keys=True))
         return 0
