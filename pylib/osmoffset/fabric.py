@@ -54,6 +54,7 @@ class Node:
     lid: Optional[int] = None  # switch: port 0 base LID; CA: port base LID
     node_guid: Optional[int] = None  # CA: GUID of the CA node; SW: == guid
     port: int = 0             # CA: the port number of this CA port; SW: 0
+    nid: Optional[str] = None  # net file: the node id (ibsim's name)
 
 
 class Topology:
@@ -517,7 +518,7 @@ def _parse_netfile(lines, path) -> Topology:
         if rec["kind"] == "SW":
             topo.nodes[rec["guid"]] = Node(rec["guid"], "SW", rec["desc"],
                                            rec["nports"], rec["lid"],
-                                           rec["guid"], 0)
+                                           rec["guid"], 0, nid)
     # CA ports: every port that takes part in a link, from either side
     ca_ports = {}
     for nid in order:
@@ -544,7 +545,7 @@ def _parse_netfile(lines, path) -> Topology:
             raise InputError(path, ca_ports[(nid, lp)],
                              f"port GUID 0x{pg:016x} used twice")
         topo.nodes[pg] = Node(pg, "CA", rec["desc"], rec["nports"],
-                              info.get("lid"), rec["guid"], lp)
+                              info.get("lid"), rec["guid"], lp, nid)
     for nid in order:
         rec = recs[nid]
         if rec["kind"] == "RT":

@@ -27,12 +27,18 @@ from osmoffset import fabric, paths, runner
 # ----------------------------------------------------------------------
 
 def first_node_name(topo):
-    """Description and kind of the first node of a net file (as read by
-    fabric.load_topology): it hosts the SM."""
+    """Node id (ibsim's name for it) and kind of the first node of a net
+    file (as read by fabric.load_topology): it hosts the SM."""
     for rec in topo.records:
         if rec["kind"] in ("SW", "CA"):
-            return rec["desc"], rec["kind"]
+            return rec["id"], rec["kind"]
     return None, None
+
+
+def sim_name(node):
+    """The name ibsim's console knows a node by: its net-file node id
+    (which may differ from the description in the comment after it)."""
+    return node.nid or node.desc
 
 
 class Model:
@@ -54,7 +60,7 @@ class Model:
         self.protected_host = set()
         self.sm_node = None
         for n in topo.nodes.values():
-            if n.desc == sm_name and n.kind == sm_kind:
+            if sim_name(n) == sm_name and n.kind == sm_kind:
                 self.sm_node = n
                 break
         if self.sm_node is None:
@@ -160,10 +166,10 @@ class Model:
                 "host": [("host", h) for h in hosts]}
 
     def name(self, guid):
-        return self.topo.nodes[guid].desc
+        return sim_name(self.topo.nodes[guid])
 
     def host_name(self, h):
-        return self.hosts[h][0].desc
+        return sim_name(self.hosts[h][0])
 
     def commands(self, fault, repair):
         kind, key = fault

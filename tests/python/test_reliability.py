@@ -330,3 +330,21 @@ def test_valgrind_soak_runs_the_soak_in_process(tmp_path):
     assert rep["soak_last_line"] == "events=2 survived=2 invalid=0"
     assert rep["command"].startswith("osm-fault-soak --net ")
     assert rep["heavy_sweeps"] >= 1
+
+
+def test_soak_names_nodes_by_their_net_file_id():
+    """ibsim's console knows a node by its net-file id ("h0000"), not by
+    the description in the comment after it ("node000 HCA-1"): every
+    command the soak sends names an id of the file."""
+    from osmoffset import fabric, soak
+    topo = fabric.load_topology(os.path.join(TOPO_DIR, "sharp-ft2.net"))
+    ids = {rec["id"] for rec in topo.records}
+    name, kind = soak.first_node_name(topo)
+    assert (name, kind) == ("h0000", "CA")
+    model = soak.Model(topo, name, kind)
+    choices = model.choices()
+    faults = [choices[k][0] for k in ("link", "switch", "host")]
+    for fault in faults:
+        for repair in (False, True):
+            for cmd in model.commands(fault, repair):
+                assert cmd.split('"')[1] in ids, cmd
