@@ -10,9 +10,11 @@
 #ifndef OSMOFFSET_GLUE_H
 #define OSMOFFSET_GLUE_H
 
+#include <stdint.h>
 #include <time.h>
 
 struct osm_opensm;
+struct osm_switch;
 
 /* CPU time of the calling thread, in seconds, for the log lines. */
 static inline double oo_thread_cpu_seconds(void)
@@ -63,6 +65,52 @@ typedef int (*oo_lft_builder)(void *context);
  */
 int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
 		  void *ours_ctx, oo_lft_builder stock, void *stock_ctx);
+
+/*
+ * The subnet as plain arrays (osm_ucast_offset_net.c), for the stock
+ * guard and the reach pass: the switches in sw_guid_tbl order, each with
+ * its index + 1 in sw->priv until oo_glue_net_free(); the switch behind
+ * every port (next, OO_EVAL_NONE for none) and its port there (rport), by
+ * switch * stride + port; each switch's new LFT and its length.
+ */
+struct oo_glue_net {
+	unsigned num_sw;
+	unsigned stride;		/* more than any port number */
+	struct osm_switch **sw;
+	uint32_t *next;
+	uint8_t *rport;
+	uint8_t **lft;
+	unsigned *lft_len;
+};
+
+#define oo_glue_index(p_sw) ((unsigned)((uintptr_t)(p_sw)->priv - 1))
+
+/* Returns 0, or -1 (no memory) with nothing allocated. */
+int oo_glue_net_build(struct oo_glue_net *gn, struct osm_opensm *osm);
+void oo_glue_net_free(struct oo_glue_net *gn);
+
+/*
+ * The CA ports with a LID that are cabled to a switch of the net: the
+ * switch, its port, the base LID and (desc, if allocated) the node
+ * description, for as many entries as the subnet has ports.
+ */
+struct oo_ca_ports {
+	uint32_t *sw;
+	uint8_t *port;
+	uint16_t *lid;
+	const char **desc;
+};
+
+int oo_ca_ports_alloc(struct oo_ca_ports *ca, struct osm_opensm *osm,
+		      int with_desc);
+void oo_ca_ports_free(struct oo_ca_ports *ca);
+
+/*
+ * Fill ca (once oo_glue_net_build() has indexed the switches); SHARP
+ * aggregation nodes only with with_sharp.  Returns how many.
+ */
+unsigned oo_glue_ca_ports(struct osm_opensm *osm, int with_sharp,
+			  struct oo_ca_ports *ca);
 
 /*
  * The reach pass (osm_ucast_offset_reach.c): fill the new LFT entries

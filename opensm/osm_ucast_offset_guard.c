@@ -65,6 +65,8 @@ struct oo_cell {
 struct oo_guard {
 	osm_opensm_t *osm;
 	osm_log_t *log;
+	struct oo_glue_net gn;	/* owns the arrays below up to host_key */
+	struct oo_ca_ports ca;
 	osm_switch_t **sw;
 	unsigned num_sw;
 	struct oo_eval_net net;
@@ -91,26 +93,12 @@ struct oo_guard {
 	double stock_cpu;	/* of the stock LFT stage */
 };
 
-static unsigned guard_index(const osm_switch_t *sw)
-{
-	return (unsigned)((uintptr_t)sw->priv - 1);
-}
-
 static void free_guard(struct oo_guard *g)
 {
 	unsigned i;
 
-	if (g->sw)
-		for (i = 0; i < g->num_sw; i++)
-			g->sw[i]->priv = NULL;
-	free(g->sw);
-	free(g->next);
-	free(g->lft);
-	free(g->lft_len);
-	free(g->host_sw);
-	free(g->host_port);
-	free(g->host_lid);
-	free(g->host_key);
+	oo_glue_net_free(&g->gn);
+	oo_ca_ports_free(&g->ca);
 	free(g->leaf_order);
 	for (i = 0; i < OO_GUARD_SEEDS; i++)
 		free(g->random_order[i]);
@@ -123,99 +111,27 @@ static void free_guard(struct oo_guard *g)
 	oo_eval_work_free(&g->work);
 }
 
-/* The switches, each with its index in sw->priv while the guard runs. */
-static int index_switches(struct oo_guard *g)
-{
-	cl_qmap_t *tbl = &g->osm->subn.sw_guid_tbl;
-	cl_map_item_t *item;
-	unsigned i = 0, stride = 1;
-
-	g->num_sw = cl_qmap_count(tbl);
-	g->sw = calloc(g->num_sw + 1, sizeof(*g->sw));
-	g->lft = calloc(g->num_sw + 1, sizeof(*g->lft));
-	g->lft_len = calloc(g->num_sw + 1, sizeof(*g->lft_len));
-	if (!g->sw || !g->lft || !g->lft_len)
-		return -1;
-	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
-	     item = cl_qmap_next(item), i++) {
-		osm_switch_t *sw = (osm_switch_t *)item;
-
-		g->sw[i] = sw;
-		sw->priv = (void *)(uintptr_t)(i + 1);
-		g->lft[i] = sw->new_lft;
-		g->lft_len[i] = sw->new_lft ? sw->max_lid_ho + 1U : 0;
-		if (sw->num_ports > stride)
-			stride = sw->num_ports;
-	}
-	g->net.stride = stride;
-	return 0;
-}
-
-/* The switch behind every port of every switch. */
-static int map_links(struct oo_guard *g)
-{
-	unsigned s, stride = g->net.stride;
-
-	g->next = malloc(sizeof(*g->next) * g->num_sw * stride + 1);
-	if (!g->next)
-		return -1;
-	for (s = 0; s < g->num_sw; s++) {
-		osm_node_t *node = g->sw[s]->p_node;
-		uint8_t port;
-
-		for (port = 0; port < stride; port++) {
-			osm_node_t *rn = NULL;
-			uint8_t rport;
-
-			if (port && port < g->sw[s]->num_ports)
-				rn = osm_node_get_remote_node(node, port,
-							      &rport);
-			g->next[(size_t)s * stride + port] = rn && rn->sw ?
-			    guard_index(rn->sw) : OO_EVAL_NONE;
-		}
-	}
-	return 0;
-}
-
 /*
- * The hosts: CA ports with a LID, cabled to a switch, that run jobs
- * (SHARP aggregation nodes do not).
+ * The switches (each with its index in sw->priv while the guard runs),
+ * their links and tables, and the hosts: CA ports with a LID, cabled to a
+ * switch, that run jobs (SHARP aggregation nodes do not).
  */
-static int collect_hosts(struct oo_guard *g)
+static int index_subnet(struct oo_guard *g)
 {
-	cl_qmap_t *tbl = &g->osm->subn.port_guid_tbl;
-	cl_map_item_t *item;
-	unsigned n = 0, max = cl_qmap_count(tbl) + 1;
-
-	g->host_sw = calloc(max, sizeof(*g->host_sw));
-	g->host_port = calloc(max, sizeof(*g->host_port));
-	g->host_lid = calloc(max, sizeof(*g->host_lid));
-	g->host_key = calloc(max, sizeof(*g->host_key));
-	if (!g->host_sw || !g->host_port || !g->host_lid || !g->host_key)
+	if (oo_glue_net_build(&g->gn, g->osm) ||
+	    oo_ca_ports_alloc(&g->ca, g->osm, 1))
 		return -1;
-	for (item = cl_qmap_head(tbl); item != cl_qmap_end(tbl);
-	     item = cl_qmap_next(item)) {
-		osm_port_t *port = (osm_port_t *)item;
-		osm_physp_t *remote;
-		uint16_t min_lid, max_lid;
-
-		if (port->p_node->sw || !port->p_physp ||
-		    oo_is_aggregation_node(port->p_node->print_desc))
-			continue;
-		remote = port->p_physp->p_remote_physp;
-		if (!remote || !remote->p_node->sw)
-			continue;
-		osm_port_get_lid_range_ho(port, &min_lid, &max_lid);
-		if (!min_lid)
-			continue;
-		g->host_sw[n] = guard_index(remote->p_node->sw);
-		g->host_port[n] = osm_physp_get_port_num(remote);
-		g->host_lid[n] = min_lid;
-		g->host_key[n] = port->p_node->print_desc ?
-		    port->p_node->print_desc : "";
-		n++;
-	}
-	g->num_hosts = n;
+	g->sw = g->gn.sw;
+	g->num_sw = g->gn.num_sw;
+	g->net.stride = g->gn.stride;
+	g->next = g->gn.next;
+	g->lft = (const uint8_t **)g->gn.lft;
+	g->lft_len = g->gn.lft_len;
+	g->num_hosts = oo_glue_ca_ports(g->osm, 0, &g->ca);
+	g->host_sw = g->ca.sw;
+	g->host_port = g->ca.port;
+	g->host_lid = g->ca.lid;
+	g->host_key = g->ca.desc;
 	return 0;
 }
 
@@ -348,8 +264,7 @@ static void make_cells(struct oo_guard *g)
 static int prepare_guard(struct oo_guard *g)
 {
 	g->net.lids_per_port = 1U << g->osm->subn.opt.lmc;
-	if (index_switches(g) || map_links(g) || collect_hosts(g) ||
-	    make_orders(g))
+	if (index_subnet(g) || make_orders(g))
 		return -1;
 	g->net.num_sw = g->num_sw;
 	g->net.next = g->next;
