@@ -9,16 +9,17 @@
 # The benchmark is built with the MPI compiler wrapper, not with $(CC), so it
 # has an explicit rule instead of a _PROGRAMS entry.  The same source built
 # with SimGrid's smpicc (a2a-bench-smpi) runs under smpirun: there it takes
-# its buffers from SMPI_SHARED_MALLOC and skips the data check.  Neither is
-# installed: scripts/alltoall-ab builds its own copy (--build-dir) when none
-# is given.
+# its buffers from SMPI_SHARED_MALLOC and skips the data check.  Both are
+# built by `make` and installed into $(pkglibexecdir) (not on PATH: they are
+# alltoall-ab's helpers; osmoffset.paths finds them through _installdirs);
+# scripts/alltoall-ab builds its own copy (--build-dir) when none is given.
 
 EXTRA_DIST += bench/alltoall/a2a-bench.c bench/alltoall/local.mk
-check_SCRIPTS =
+pkglibexec_SCRIPTS =
 
 if HAVE_MPICC
 A2A_BENCH = bench/alltoall/a2a-bench
-check_SCRIPTS += $(A2A_BENCH)
+pkglibexec_SCRIPTS += $(A2A_BENCH)
 CLEANFILES += $(A2A_BENCH)
 
 $(A2A_BENCH): $(srcdir)/bench/alltoall/a2a-bench.c
@@ -28,7 +29,7 @@ endif
 
 if HAVE_SMPICC
 A2A_BENCH_SMPI = bench/alltoall/a2a-bench-smpi
-check_SCRIPTS += $(A2A_BENCH_SMPI)
+pkglibexec_SCRIPTS += $(A2A_BENCH_SMPI)
 CLEANFILES += $(A2A_BENCH_SMPI)
 AM_TESTS_ENVIRONMENT += \
 	OSMOFFSET_A2A_BENCH_SMPI='$(abs_top_builddir)/$(A2A_BENCH_SMPI)'; \
