@@ -90,7 +90,6 @@ Examples:
   alltoall-ab --local-ranks 4 --sizes 8,1K,64K
 """
 
-import argparse
 import json
 import os
 import shlex
@@ -108,16 +107,13 @@ from osmoffset.alltoall.matrix import DEFAULT_SIZES, args_matrix, \
 from osmoffset.alltoall.procs import run_cmd, run_step, shell_join, which
 from osmoffset.alltoall.smconf import ConfGuard
 from osmoffset.alltoall.subnet import wait_subnet
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 
 PROG = "alltoall-ab"
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, __doc__)
     add_version(p, PROG)
     m = p.add_argument_group("matrix")
     m.add_argument("--engines", default="updn", metavar="LIST",

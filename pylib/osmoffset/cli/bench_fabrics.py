@@ -52,7 +52,6 @@ Example:
   bench-fabrics --net my-fabric.net --plugin-option stock_guard=on
 """
 
-import argparse
 import os
 import sys
 import time
@@ -61,7 +60,7 @@ from osmoffset import benchcells
 from osmoffset.benchreport import (UsageError, check_jobs, command_line,
                                    lmc_list, logger, name_list, print_json,
                                    write_json)
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser, os_error_text
 from osmoffset.fabricsreport import print_tables, write_doc
 from osmoffset.fabricsuite import (ENGINE_BY_NAME, ORDERS, below_stock,
                                    check_engines, check_plugin_options,
@@ -72,10 +71,7 @@ PROG = "bench-fabrics"
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, __doc__)
     p.add_argument("--out", default="bench-fabrics.out", metavar="DIR",
                    help="directory for converted fabrics, runs and "
                         "results.json (default ./bench-fabrics.out)")
@@ -149,9 +145,7 @@ def main(argv=None):
         sys.stderr.write("%s: %s\n" % (PROG, exc))
         return 2
     except OSError as exc:
-        sys.stderr.write("%s: %s%s\n" % (
-            PROG, exc.strerror or exc,
-            (": " + exc.filename) if getattr(exc, "filename", None) else ""))
+        sys.stderr.write("%s: %s\n" % (PROG, os_error_text(exc)))
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("%s: interrupted\n" % PROG)

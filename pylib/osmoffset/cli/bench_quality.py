@@ -83,7 +83,6 @@ Example:
   bench-quality --quick --fabrics ft2-8x4 --out /tmp/bq --json
 """
 
-import argparse
 import datetime
 import os
 import sys
@@ -93,7 +92,7 @@ from osmoffset import benchcells, qualityplot
 from osmoffset.benchreport import (UsageError, check_jobs, command_line,
                                    lmc_list, logger, machine_text, name_list,
                                    print_json, tool_versions, write_json)
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 from osmoffset.quality import (FABRIC_BY_NAME, cell_note, make_tasks,
                                prepare_fabrics, reachable_optimum, select)
 from osmoffset.qualitygoals import check_goals, goal_failed, regression_goals
@@ -107,10 +106,7 @@ PROG = "bench-quality"
 # ----------------------------------------------------------------------
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, __doc__)
     p.add_argument("--out", default="bench-quality.out", metavar="DIR",
                    help="directory for generated fabrics, runs and "
                         "results.json (default ./bench-quality.out)")

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from osmoffset import runner
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser, os_error_text
 from osmoffset.routingbench import (DEFAULT_ENGINES, DUMP_LIMIT, ENGINES,
                                     FABRICS, PROG, BenchError, Cell,
                                     ensure_fabric, load_net, machine_facts,
@@ -86,9 +86,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    p = Parser(prog=PROG, description=HELP.split("\n", 1)[0],
-               epilog=HELP.split("\n", 1)[1].strip(),
-               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, HELP, parser_class=Parser)
     p.add_argument("--fabrics", default="648,5832,11664", metavar="LIST",
                    help="fabrics by host count: 648, 5832, 11664 "
                         "(default all)")
@@ -261,9 +259,7 @@ def main(argv=None):
         sys.stderr.write("%s: %s\n" % (PROG, exc))
         return exc.status
     except OSError as exc:
-        sys.stderr.write("%s: %s%s\n" % (
-            PROG, exc.strerror or exc,
-            (": " + exc.filename) if getattr(exc, "filename", None) else ""))
+        sys.stderr.write("%s: %s\n" % (PROG, os_error_text(exc)))
         return 1
     except (KeyboardInterrupt, runner.Interrupted) as exc:
         sys.stderr.write("%s: interrupted (%s); ibsim and opensm stopped\n"

@@ -3,12 +3,11 @@
 The soak itself is osmoffset.soak.run_soak(); this is its command line.
 """
 
-import argparse
 import json
 import sys
 
 from osmoffset import runner, soak
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 
 PROG = "osm-fault-soak"
 HELP = """Inject seeded faults into a simulated fabric while OpenSM routes it.
@@ -62,13 +61,10 @@ Example:
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG,
+    p = doc_parser(
+        PROG, HELP,
         usage="%(prog)s --net FILE --events N --seed S --out DIR [options] "
-              "[-- opensm args]",
-        description=HELP.split("\n", 1)[0],
-        epilog=HELP.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+              "[-- opensm args]")
     p.add_argument("--net", required=True, metavar="FILE",
                    help="ibsim net file (the first node hosts the SM)")
     p.add_argument("--events", required=True, type=int, metavar="N",
