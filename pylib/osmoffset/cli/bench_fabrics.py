@@ -57,10 +57,11 @@ import sys
 import time
 
 from osmoffset import benchcells
-from osmoffset.benchreport import (UsageError, check_jobs, command_line,
-                                   lmc_list, logger, name_list, print_json,
-                                   write_json)
-from osmoffset.cli import add_version, doc_parser, os_error_text
+from osmoffset.benchreport import (UsageError, add_cell_options,
+                                   add_report_options, check_jobs,
+                                   command_line, lmc_list, logger, name_list,
+                                   print_json, write_json)
+from osmoffset.cli import doc_parser, os_error_text
 from osmoffset.fabricsreport import print_tables, write_doc
 from osmoffset.fabricsuite import (ENGINE_BY_NAME, ORDERS, below_stock,
                                    check_engines, check_plugin_options,
@@ -72,11 +73,7 @@ PROG = "bench-fabrics"
 
 def build_parser():
     p = doc_parser(PROG, __doc__)
-    p.add_argument("--out", default="bench-fabrics.out", metavar="DIR",
-                   help="directory for converted fabrics, runs and "
-                        "results.json (default ./bench-fabrics.out)")
-    p.add_argument("--jobs", type=int, default=2, metavar="N",
-                   help="cells routed and analysed in parallel (default 2)")
+    add_cell_options(p, PROG, "converted fabrics")
     p.add_argument("--quick", action="store_true",
                    help="the curated sim-topologies fabrics (and --net) "
                         "only, no real dumps: a smoke test")
@@ -99,15 +96,7 @@ def build_parser():
                    metavar="KEY=VAL",
                    help="event_plugin_options token for the 'ours' engine "
                         "(repeatable; osm-sim --plugin-option)")
-    p.add_argument("--force", action="store_true",
-                   help="redo cells that are cached in --out")
-    p.add_argument("--doc", metavar="FILE",
-                   help="write the Markdown report to FILE")
-    p.add_argument("--json", action="store_true",
-                   help="print the results as JSON instead of the tables")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress lines on stderr")
-    add_version(p, PROG)
+    add_report_options(p, PROG, "write the Markdown report to FILE")
     return p
 
 
