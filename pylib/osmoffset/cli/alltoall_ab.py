@@ -99,7 +99,8 @@ import tempfile
 import time
 
 from osmoffset.alltoall import (Interrupted, StepError, UsageError,
-                                on_signal, say, set_progress, warn)
+                                on_signal, say, set_progress, warn,
+                                work_dir)
 from osmoffset.alltoall import abrun, bench, launch, plots, predict, \
     results, simulate
 from osmoffset.alltoall.matrix import DEFAULT_SIZES, args_matrix, \
@@ -405,16 +406,7 @@ def predict_mode(args):
                 "--port-offsetting %s; lft-analyze --json" % (
                     net, cfg["lmc"], cfg["engine"], cfg["port_offsetting"]))
         return 0
-    tmp = None
-    if args.out:
-        base_dir = os.path.abspath(args.out)
-        try:
-            os.makedirs(base_dir, exist_ok=True)
-        except OSError as exc:
-            raise UsageError("--out %s: %s" % (args.out, exc.strerror))
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="alltoall-ab-predict-")
-        base_dir = tmp.name
+    base_dir, tmp = work_dir(args.out, "alltoall-ab-predict-")
     try:
         rows = predict.predict(net, configs, base_dir, args.jobs)
     finally:
