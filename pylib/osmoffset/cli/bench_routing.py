@@ -123,8 +123,7 @@ def build_parser():
                    help="skip the LFT comparisons of cells with more than N "
                         "LFT entries (switches x LIDs); reading 86 M "
                         "entries back from ibsim takes about 6 minutes")
-    p.add_argument("--plugin-dir", metavar="DIR",
-                   help="directory of libosmoffset.so (default as osm-sim)")
+    runner.add_plugin_dir(p)
     p.add_argument("--timeout", type=float, default=1800.0, metavar="SEC",
                    help="limit per cell (default 1800)")
     p.add_argument("--nudge", type=float, default=20.0, metavar="SEC",

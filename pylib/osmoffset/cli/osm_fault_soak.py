@@ -81,8 +81,7 @@ def build_parser():
                    help="port_offsetting value (default on)")
     p.add_argument("--stock", action="store_true",
                    help="run OpenSM without the plugin (for comparison)")
-    p.add_argument("--plugin-dir", metavar="DIR",
-                   help="directory of libosmoffset.so (default as osm-sim)")
+    runner.add_plugin_dir(p)
     p.add_argument("--wrapper", default="", metavar="CMD",
                    help="command line prefix for opensm, e.g. 'valgrind "
                         "--leak-check=full' (split on white space)")
@@ -106,11 +105,7 @@ def build_parser():
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    own, osm_args = runner.split_argv(list(argv))
-    args = build_parser().parse_args(own)
-    runner.catch_signals()
+    args, osm_args = runner.parse_sim_argv(build_parser(), argv)
     s = {"events": args.events, "survived": 0, "invalid": 0, "kinds": {},
          "failures": []}
     try:

@@ -190,11 +190,7 @@ def prepare(args):
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    own, osm_args = runner.split_argv(list(argv))
-    args = build_parser().parse_args(own)
-    runner.catch_signals()
+    args, osm_args = runner.parse_sim_argv(build_parser(), argv)
 
     def warn(msg):
         if not args.quiet:
