@@ -7,6 +7,7 @@ another tool: code that two tools share lives in the package.
 """
 
 import argparse
+import sys
 
 from osmoffset import __version__
 
@@ -17,6 +18,18 @@ def add_version(parser, prog=None):
     parser.add_argument("--version", action="version",
                         version="%s (osmoffset) %s" % (
                             prog or parser.prog, __version__))
+
+
+def tool_parser(tool):
+    """An argparse parser class whose usage errors, also those of its
+    sub-commands' parsers, name the tool: the usage, then "TOOL: error:
+    MESSAGE" on stderr and exit status 2."""
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            self.print_usage(sys.stderr)
+            sys.stderr.write("%s: error: %s\n" % (tool, message))
+            sys.exit(2)
+    return Parser
 
 
 def doc_parser(prog, doc, usage=None, parser_class=argparse.ArgumentParser):

@@ -3,7 +3,6 @@
 The measurements are osmoffset.routingbench; this is the command line.
 """
 
-import argparse
 import json
 import os
 import shlex
@@ -13,7 +12,8 @@ import tempfile
 import time
 
 from osmoffset import runner
-from osmoffset.cli import add_version, doc_parser, os_error_text
+from osmoffset.cli import (add_version, doc_parser, os_error_text,
+                           tool_parser)
 from osmoffset.routingbench import (DEFAULT_ENGINES, DUMP_LIMIT, ENGINES,
                                     FABRICS, PROG, BenchError, Cell,
                                     ensure_fabric, load_net, machine_facts,
@@ -78,11 +78,7 @@ Example:
 """
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        sys.stderr.write("%s: error: %s\n" % (PROG, message))
-        sys.exit(2)
+Parser = tool_parser(PROG)
 
 
 def build_parser():
