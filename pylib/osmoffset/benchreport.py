@@ -62,6 +62,17 @@ def add_report_options(parser, prog, doc_help):
     add_version(parser, prog)
 
 
+def setup_failed(prog, exc):
+    """Say why a benchmark could not set up its cells, a UsageError or an
+    OSError ("prog: file: reason"), on stderr; returns exit status 2."""
+    if isinstance(exc, OSError):
+        msg = "%s: %s" % (exc.filename or "", exc.strerror)
+    else:
+        msg = str(exc)
+    sys.stderr.write("%s: %s\n" % (prog, msg))
+    return 2
+
+
 def check_jobs(jobs):
     if jobs < 1:
         raise UsageError("--jobs must be >= 1")

@@ -93,7 +93,7 @@ from osmoffset.benchreport import (UsageError, add_cell_options,
                                    add_report_options, check_jobs,
                                    command_line, lmc_list, logger,
                                    machine_text, name_list, print_json,
-                                   tool_versions, write_json)
+                                   setup_failed, tool_versions, write_json)
 from osmoffset.cli import doc_parser
 from osmoffset.quality import (FABRIC_BY_NAME, cell_note, make_tasks,
                                prepare_fabrics, reachable_optimum, select)
@@ -175,13 +175,8 @@ def run(args, argv):
         for f in fabrics:
             finfo[f]["optimum"] = reachable_optimum(out, f, finfo[f],
                                                     lmcs, log)
-    except UsageError as exc:
-        sys.stderr.write("%s: %s\n" % (PROG, exc))
-        return 2
-    except OSError as exc:
-        sys.stderr.write("%s: %s: %s\n" % (PROG, exc.filename or "",
-                                           exc.strerror))
-        return 2
+    except (UsageError, OSError) as exc:
+        return setup_failed(PROG, exc)
     tasks = make_tasks(out, fabrics, configs, lmcs, finfo, no_random,
                        args.scatter_seed, args.force)
     results = benchcells.run_all(tasks, args.jobs, log)
