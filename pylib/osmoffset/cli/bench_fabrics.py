@@ -100,7 +100,6 @@ def build_parser():
     return p
 
 
-
 def check_args(args):
     check_jobs(args.jobs)
     lmcs = lmc_list(args.lmc)
