@@ -12,6 +12,7 @@ import sys
 
 from osmoffset import paths
 from osmoffset.benchcells import read_text
+from osmoffset.cli import add_version
 
 
 class UsageError(Exception):
@@ -33,6 +34,43 @@ def lmc_list(text):
     if not lmcs or any(not 0 <= l <= 3 for l in lmcs):
         raise UsageError("--lmc: values must be 0..3")
     return lmcs
+
+
+def add_cell_options(parser, prog, made):
+    """--out and --jobs of a benchmark of cells: OUT (default ./PROG.out)
+    holds what the benchmark made (e.g. "converted fabrics"), its runs
+    and results.json."""
+    parser.add_argument("--out", default="%s.out" % prog, metavar="DIR",
+                        help="directory for %s, runs and results.json "
+                             "(default ./%s.out)" % (made, prog))
+    parser.add_argument("--jobs", type=int, default=2, metavar="N",
+                        help="cells routed and analysed in parallel "
+                             "(default 2)")
+
+
+def add_report_options(parser, prog, doc_help):
+    """--force, --doc (doc_help says what it writes), --json, -q and
+    --version of a benchmark of cells, the last options of its --help."""
+    parser.add_argument("--force", action="store_true",
+                        help="redo cells that are cached in --out")
+    parser.add_argument("--doc", metavar="FILE", help=doc_help)
+    parser.add_argument("--json", action="store_true",
+                        help="print the results as JSON instead of the "
+                             "tables")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress lines on stderr")
+    add_version(parser, prog)
+
+
+def setup_failed(prog, exc):
+    """Say why a benchmark could not set up its cells, a UsageError or an
+    OSError ("prog: file: reason"), on stderr; returns exit status 2."""
+    if isinstance(exc, OSError):
+        msg = "%s: %s" % (exc.filename or "", exc.strerror)
+    else:
+        msg = str(exc)
+    sys.stderr.write("%s: %s\n" % (prog, msg))
+    return 2
 
 
 def check_jobs(jobs):

@@ -7,7 +7,8 @@ down.  For every round k of a shift alltoall (rank i sends to rank i+k, as
 lft-analyze counts it) the heaviest link sets the round's efficiency
 min(1, 1 / load); the program maximises the mean over all rounds, exactly,
 with SciPy's HiGHS solver.  The answer is what no routing of OpenSM or
-osmoffset can beat for that rank order.
+osmoffset can beat for that rank order: when a routing misses a goal that
+the optimum misses too, the goal is out of reach on that fabric.
 
 Fabrics with parallel links are solved with each leaf-spine bundle as one
 link of that many times the capacity: the figure is then an upper bound.

@@ -75,6 +75,13 @@ def build_result(an, base, spread, bound, bis_b, bis_s, div, cyc, t0):
     }
 
 
+def _shift_line(label, s):
+    """The report line of one shift-alltoall figure s."""
+    return (f"  shift, {label:12}: efficiency {s['efficiency']:.4f}"
+            f" (slowdown x{s['slowdown']:.3f}), worst round "
+            f"{s['worst_round']} max link load {s['worst']:g}")
+
+
 def format_text(res, lfts_path="", title=None):
     """Readable report of one analysis result."""
     out = []
@@ -95,15 +102,9 @@ def format_text(res, lfts_path="", title=None):
     out.append(f"  credit loop        : "
                f"{'YES' if res['credit_loop'] else 'no'}"
                f" ({res['cdg_edges']} channel dependencies)")
-    sb = res["shift"]["base"]
-    out.append(f"  shift, base LID    : efficiency {sb['efficiency']:.4f}"
-               f" (slowdown x{sb['slowdown']:.3f}), worst round "
-               f"{sb['worst_round']} max link load {sb['worst']:g}")
-    sp = res["shift"]["spread"]
-    if sp:
-        out.append(f"  shift, LMC spread  : efficiency {sp['efficiency']:.4f}"
-                   f" (slowdown x{sp['slowdown']:.3f}), worst round "
-                   f"{sp['worst_round']} max link load {sp['worst']:g}")
+    out.append(_shift_line("base LID", res["shift"]["base"]))
+    if res["shift"]["spread"]:
+        out.append(_shift_line("LMC spread", res["shift"]["spread"]))
     out.append(f"  leaf-level bound   : efficiency "
                f"{res['bound']['efficiency']:.4f}")
     bi = res["bisection"]

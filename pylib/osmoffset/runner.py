@@ -29,6 +29,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 from osmoffset import checks, fabric, paths
@@ -147,6 +148,14 @@ def resolve_plugin_dir(opt_dir=None):
     return None, "loader"
 
 
+def add_plugin_dir(parser):
+    """--plugin-dir of a tool that finds the plugin as osm-sim does
+    (resolve_plugin_dir)."""
+    parser.add_argument("--plugin-dir", metavar="DIR",
+                        help="directory of libosmoffset.so (default as "
+                             "osm-sim)")
+
+
 def check_plugin_dir(plugin_dir, origin, hint=""):
     """RunError(2) when a plugin directory has no libosmoffset.so."""
     if plugin_dir and not os.path.isfile(os.path.join(plugin_dir,
@@ -217,6 +226,18 @@ def split_argv(argv):
         i = argv.index("--")
         return argv[:i], argv[i + 1:]
     return argv, []
+
+
+def parse_sim_argv(parser, argv=None):
+    """(args, opensm arguments) of a tool that runs OpenSM on ibsim:
+    argv (default sys.argv[1:]) split at '--', its own part parsed with
+    parser; from then on SIGTERM and SIGHUP raise Interrupted."""
+    if argv is None:
+        argv = sys.argv[1:]
+    own, osm_args = split_argv(list(argv))
+    args = parser.parse_args(own)
+    catch_signals()
+    return args, osm_args
 
 
 def stop_process(proc, grace=3.0):

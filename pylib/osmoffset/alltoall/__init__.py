@@ -15,10 +15,12 @@ alltoall-ab and bench-simulate tools).
   simreport  bench-simulate's cases and its Markdown report
 
 This module holds what they share: the two errors the tools turn into
-exit codes and the progress channel.
+exit codes, the progress channel and the working directory of a run.
 """
 
+import os
 import sys
+import tempfile
 
 PROG = "alltoall-ab"
 
@@ -69,3 +71,18 @@ def say(msg):
 def warn(msg):
     sys.stderr.write("%s: %s\n" % (_STREAM["prog"], msg))
     sys.stderr.flush()
+
+
+def work_dir(out, prefix):
+    """(directory, tmp) where a run keeps its files: --out DIR (created;
+    UsageError if it cannot be) with tmp None, else a new temporary
+    directory whose TemporaryDirectory tmp removes it (tmp.cleanup())."""
+    if out:
+        path = os.path.abspath(out)
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as exc:
+            raise UsageError("--out %s: %s" % (out, exc.strerror))
+        return path, None
+    tmp = tempfile.TemporaryDirectory(prefix=prefix)
+    return tmp.name, tmp

@@ -44,6 +44,16 @@ def source():
     return None
 
 
+def _source_for(out, missing):
+    """(src, fresh): the path of a2a-bench.c (UsageError(missing) when it
+    is not here) and whether out is already built from it (is newer)."""
+    src = source()
+    if src is None:
+        raise UsageError(missing)
+    return src, (os.path.isfile(out) and
+                 os.path.getmtime(out) >= os.path.getmtime(src))
+
+
 def _executable(p):
     return os.path.isfile(p) and os.access(p, os.X_OK)
 
@@ -75,11 +85,9 @@ def compile_bench(compiler, out, timeout=300.0):
     """Compile a2a-bench.c with compiler (mpicc or smpicc) into out
     unless out is newer than the source; the binary appears atomically,
     so parallel builds cannot clash.  Returns out."""
-    src = source()
-    if src is None:
-        raise UsageError("the benchmark source a2a-bench.c is not here: "
-                         "give --bench PATH")
-    if os.path.isfile(out) and os.path.getmtime(out) >= os.path.getmtime(src):
+    src, fresh = _source_for(out, "the benchmark source a2a-bench.c is "
+                             "not here: give --bench PATH")
+    if fresh:
         return out
     build_dir = os.path.dirname(out) or "."
     try:
@@ -118,11 +126,9 @@ def mpi_bench(bench, build_dir, mpicc="mpicc", dry=False):
     if found:
         return found
     out = os.path.join(build_dir, NAME)
-    src = source()
-    if src is None:
-        raise UsageError("benchmark source a2a-bench.c missing and no "
-                         "a2a-bench built: give --bench PATH")
-    if os.path.isfile(out) and os.path.getmtime(out) >= os.path.getmtime(src):
+    src, fresh = _source_for(out, "benchmark source a2a-bench.c missing "
+                             "and no a2a-bench built: give --bench PATH")
+    if fresh:
         return out
     if dry:
         say("would build: %s && mv to %s" % (" ".join(shlex.quote(c) for c in

@@ -26,7 +26,13 @@ def _size_axis(ax, sizes):
     ax.minorticks_off()
 
 
-def _save(plt, fig, ax, path):
+def _save(plt, fig, ax, sizes, ylabel, title, path):
+    """Label a plot over the message sizes, write it to path, close it;
+    returns path."""
+    _size_axis(ax, sizes)
+    ax.set_xlabel("message size per peer (bytes)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -65,21 +71,17 @@ def write_plots(out, configs, results):
                   for r, b in zip(results[c["name"]], base)]
             ax.plot(sizes, ys, **_style(c))
         ax.axhline(0, color="black", linewidth=0.8)
-        _size_axis(ax, sizes)
-        ax.set_xlabel("message size per peer (bytes)")
-        ax.set_ylabel("% slower than LMC 0, offsetting off")
-        ax.set_title("alltoall, %s: slowdown against LMC 0" % eng)
-        files.append(_save(plt, fig, ax,
+        files.append(_save(plt, fig, ax, sizes,
+                           "% slower than LMC 0, offsetting off",
+                           "alltoall, %s: slowdown against LMC 0" % eng,
                            os.path.join(out, "slowdown-%s.png" % eng)))
         fig, ax = plt.subplots(figsize=(8, 5))
         for c in cs:
             ax.plot(sizes, [r["median_us"] for r in results[c["name"]]],
                     **_style(c))
         ax.set_yscale("log")
-        _size_axis(ax, sizes)
-        ax.set_xlabel("message size per peer (bytes)")
-        ax.set_ylabel("median time (us, max over ranks)")
-        ax.set_title("alltoall, %s: time per size" % eng)
-        files.append(_save(plt, fig, ax,
+        files.append(_save(plt, fig, ax, sizes,
+                           "median time (us, max over ranks)",
+                           "alltoall, %s: time per size" % eng,
                            os.path.join(out, "time-%s.png" % eng)))
     return files

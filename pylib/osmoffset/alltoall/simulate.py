@@ -15,12 +15,11 @@ import csv
 import json
 import os
 import re
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from . import StepError, UsageError, say, warn
+from . import StepError, UsageError, say, warn, work_dir
 from .bench import SMPI_NAME, find_bench, smpi_bench
 from .matrix import args_matrix, parse_int_list, parse_sizes
 from .predict import osm_sim_run
@@ -235,16 +234,7 @@ def run(args):
     """Simulate; returns the document of --json ({"rows": [...], ...}),
     or None for a dry run (what would be done is said)."""
     sizes, iters, warmup, orders, offsets = _check(args)
-    tmp = None
-    if args.out:
-        base_dir = os.path.abspath(args.out)
-        try:
-            os.makedirs(base_dir, exist_ok=True)
-        except OSError as exc:
-            raise UsageError("--out %s: %s" % (args.out, exc.strerror))
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="alltoall-ab-sim-")
-        base_dir = tmp.name
+    base_dir, tmp = work_dir(args.out, "alltoall-ab-sim-")
     try:
         variants = sim_variants(args, base_dir)
         if args.dry_run:

@@ -9,28 +9,30 @@ from . import StepError
 from .procs import run_cmd, which
 
 
+# how each tool shows the ports: (command, port header, state, its
+# value when active, LMC, base of the LMC number)
+_PORT_TOOLS = (
+    (["ibstat"], r"\n\s*Port \d+:", r"State:\s*(\S+)", "Active",
+     r"LMC:\s*(\d+)", 10),
+    (["ibv_devinfo", "-v"], r"\n\s*port:\s*\d+", r"state:\s*(\S+)",
+     "PORT_ACTIVE", r"\blmc:\s*(?:0x)?([0-9a-fA-F]+)", 16),
+)
+
+
 def local_ports():
     """[(state_active, lmc or None)] of the local HCA ports, from ibstat,
     else ibv_devinfo; None if neither tool works."""
-    if which("ibstat"):
-        status, out = run_cmd([which("ibstat")], timeout=30)
+    for cmd, port_re, state_re, active, lmc_re, base in _PORT_TOOLS:
+        if not which(cmd[0]):
+            continue
+        status, out = run_cmd([which(cmd[0])] + cmd[1:], timeout=30)
         if status == 0:
             ports = []
-            for block in re.split(r"\n\s*Port \d+:", out)[1:]:
-                st = re.search(r"State:\s*(\S+)", block)
-                lm = re.search(r"LMC:\s*(\d+)", block)
-                ports.append((bool(st) and st.group(1) == "Active",
-                              int(lm.group(1)) if lm else None))
-            return ports
-    if which("ibv_devinfo"):
-        status, out = run_cmd([which("ibv_devinfo"), "-v"], timeout=30)
-        if status == 0:
-            ports = []
-            for block in re.split(r"\n\s*port:\s*\d+", out)[1:]:
-                st = re.search(r"state:\s*(\S+)", block)
-                lm = re.search(r"\blmc:\s*(?:0x)?([0-9a-fA-F]+)", block)
-                ports.append((bool(st) and st.group(1) == "PORT_ACTIVE",
-                              int(lm.group(1), 16) if lm else None))
+            for block in re.split(port_re, out)[1:]:
+                st = re.search(state_re, block)
+                lm = re.search(lmc_re, block)
+                ports.append((bool(st) and st.group(1) == active,
+                              int(lm.group(1), base) if lm else None))
             return ports
     return None
 

@@ -90,7 +90,6 @@ Examples:
   alltoall-ab --local-ranks 4 --sizes 8,1K,64K
 """
 
-import argparse
 import json
 import os
 import shlex
@@ -100,7 +99,8 @@ import tempfile
 import time
 
 from osmoffset.alltoall import (Interrupted, StepError, UsageError,
-                                on_signal, say, set_progress, warn)
+                                on_signal, say, set_progress, warn,
+                                work_dir)
 from osmoffset.alltoall import abrun, bench, launch, plots, predict, \
     results, simulate
 from osmoffset.alltoall.matrix import DEFAULT_SIZES, args_matrix, \
@@ -108,16 +108,13 @@ from osmoffset.alltoall.matrix import DEFAULT_SIZES, args_matrix, \
 from osmoffset.alltoall.procs import run_cmd, run_step, shell_join, which
 from osmoffset.alltoall.smconf import ConfGuard
 from osmoffset.alltoall.subnet import wait_subnet
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 
 PROG = "alltoall-ab"
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, __doc__)
     add_version(p, PROG)
     m = p.add_argument_group("matrix")
     m.add_argument("--engines", default="updn", metavar="LIST",
@@ -409,16 +406,7 @@ def predict_mode(args):
                 "--port-offsetting %s; lft-analyze --json" % (
                     net, cfg["lmc"], cfg["engine"], cfg["port_offsetting"]))
         return 0
-    tmp = None
-    if args.out:
-        base_dir = os.path.abspath(args.out)
-        try:
-            os.makedirs(base_dir, exist_ok=True)
-        except OSError as exc:
-            raise UsageError("--out %s: %s" % (args.out, exc.strerror))
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="alltoall-ab-predict-")
-        base_dir = tmp.name
+    base_dir, tmp = work_dir(args.out, "alltoall-ab-predict-")
     try:
         rows = predict.predict(net, configs, base_dir, args.jobs)
     finally:

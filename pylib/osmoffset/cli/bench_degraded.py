@@ -36,7 +36,7 @@ import sys
 import tempfile
 
 from osmoffset import benchcells
-from osmoffset.benchreport import UsageError
+from osmoffset.benchreport import UsageError, setup_failed
 from osmoffset.cli import add_version
 from osmoffset.degraded import (cell_figures, make_fabric, make_tasks,
                                 report)
@@ -148,13 +148,8 @@ def run(argv):
             out = tmp.name
         os.makedirs(os.path.join(out, "fabrics"), exist_ok=True)
         names, rows = measure(args, out)
-    except UsageError as exc:
-        print("%s: %s" % (PROG, exc), file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print("%s: %s: %s" % (PROG, exc.filename or "", exc.strerror),
-              file=sys.stderr)
-        return 2
+    except (UsageError, OSError) as exc:
+        return setup_failed(PROG, exc)
     finally:
         if tmp is not None:
             tmp.cleanup()

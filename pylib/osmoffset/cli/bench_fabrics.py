@@ -52,16 +52,16 @@ Example:
   bench-fabrics --net my-fabric.net --plugin-option stock_guard=on
 """
 
-import argparse
 import os
 import sys
 import time
 
 from osmoffset import benchcells
-from osmoffset.benchreport import (UsageError, check_jobs, command_line,
-                                   lmc_list, logger, name_list, print_json,
-                                   write_json)
-from osmoffset.cli import add_version
+from osmoffset.benchreport import (UsageError, add_cell_options,
+                                   add_report_options, check_jobs,
+                                   command_line, lmc_list, logger, name_list,
+                                   print_json, write_json)
+from osmoffset.cli import doc_parser, os_error_text
 from osmoffset.fabricsreport import print_tables, write_doc
 from osmoffset.fabricsuite import (ENGINE_BY_NAME, ORDERS, below_stock,
                                    check_engines, check_plugin_options,
@@ -72,15 +72,8 @@ PROG = "bench-fabrics"
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default="bench-fabrics.out", metavar="DIR",
-                   help="directory for converted fabrics, runs and "
-                        "results.json (default ./bench-fabrics.out)")
-    p.add_argument("--jobs", type=int, default=2, metavar="N",
-                   help="cells routed and analysed in parallel (default 2)")
+    p = doc_parser(PROG, __doc__)
+    add_cell_options(p, PROG, "converted fabrics")
     p.add_argument("--quick", action="store_true",
                    help="the curated sim-topologies fabrics (and --net) "
                         "only, no real dumps: a smoke test")
@@ -103,17 +96,8 @@ def build_parser():
                    metavar="KEY=VAL",
                    help="event_plugin_options token for the 'ours' engine "
                         "(repeatable; osm-sim --plugin-option)")
-    p.add_argument("--force", action="store_true",
-                   help="redo cells that are cached in --out")
-    p.add_argument("--doc", metavar="FILE",
-                   help="write the Markdown report to FILE")
-    p.add_argument("--json", action="store_true",
-                   help="print the results as JSON instead of the tables")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress lines on stderr")
-    add_version(p, PROG)
+    add_report_options(p, PROG, "write the Markdown report to FILE")
     return p
-
 
 
 def check_args(args):
@@ -149,9 +133,7 @@ def main(argv=None):
         sys.stderr.write("%s: %s\n" % (PROG, exc))
         return 2
     except OSError as exc:
-        sys.stderr.write("%s: %s%s\n" % (
-            PROG, exc.strerror or exc,
-            (": " + exc.filename) if getattr(exc, "filename", None) else ""))
+        sys.stderr.write("%s: %s\n" % (PROG, os_error_text(exc)))
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("%s: interrupted\n" % PROG)

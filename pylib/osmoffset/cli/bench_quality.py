@@ -83,17 +83,18 @@ Example:
   bench-quality --quick --fabrics ft2-8x4 --out /tmp/bq --json
 """
 
-import argparse
 import datetime
 import os
 import sys
 import time
 
 from osmoffset import benchcells, qualityplot
-from osmoffset.benchreport import (UsageError, check_jobs, command_line,
-                                   lmc_list, logger, machine_text, name_list,
-                                   print_json, tool_versions, write_json)
-from osmoffset.cli import add_version
+from osmoffset.benchreport import (UsageError, add_cell_options,
+                                   add_report_options, check_jobs,
+                                   command_line, lmc_list, logger,
+                                   machine_text, name_list, print_json,
+                                   setup_failed, tool_versions, write_json)
+from osmoffset.cli import doc_parser
 from osmoffset.quality import (FABRIC_BY_NAME, cell_note, make_tasks,
                                prepare_fabrics, reachable_optimum, select)
 from osmoffset.qualitygoals import check_goals, goal_failed, regression_goals
@@ -107,15 +108,8 @@ PROG = "bench-quality"
 # ----------------------------------------------------------------------
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default="bench-quality.out", metavar="DIR",
-                   help="directory for generated fabrics, runs and "
-                        "results.json (default ./bench-quality.out)")
-    p.add_argument("--jobs", type=int, default=2, metavar="N",
-                   help="cells routed and analysed in parallel (default 2)")
+    p = doc_parser(PROG, __doc__)
+    add_cell_options(p, PROG, "generated fabrics")
     p.add_argument("--quick", action="store_true",
                    help="the small curated fabrics only")
     p.add_argument("--fabrics", metavar="NAMES",
@@ -136,17 +130,10 @@ def build_parser():
                    default="auto",
                    help="run the regression cases: auto (default) = "
                         "unless --quick or --fabrics is given")
-    p.add_argument("--force", action="store_true",
-                   help="redo cells that are cached in --out")
-    p.add_argument("--doc", metavar="FILE",
-                   help="write the Markdown report to FILE and its charts "
-                        "to FILE's directory as <stem>-base.png and "
-                        "<stem>-spread.png")
-    p.add_argument("--json", action="store_true",
-                   help="print the results as JSON instead of the tables")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress lines on stderr")
-    add_version(p, PROG)
+    add_report_options(p, PROG,
+                       "write the Markdown report to FILE and its charts to "
+                       "FILE's directory as <stem>-base.png and "
+                       "<stem>-spread.png")
     return p
 
 
@@ -188,13 +175,8 @@ def run(args, argv):
         for f in fabrics:
             finfo[f]["optimum"] = reachable_optimum(out, f, finfo[f],
                                                     lmcs, log)
-    except UsageError as exc:
-        sys.stderr.write("%s: %s\n" % (PROG, exc))
-        return 2
-    except OSError as exc:
-        sys.stderr.write("%s: %s: %s\n" % (PROG, exc.filename or "",
-                                           exc.strerror))
-        return 2
+    except (UsageError, OSError) as exc:
+        return setup_failed(PROG, exc)
     tasks = make_tasks(out, fabrics, configs, lmcs, finfo, no_random,
                        args.scatter_seed, args.force)
     results = benchcells.run_all(tasks, args.jobs, log)

@@ -3,7 +3,6 @@
 The measurements are osmoffset.routingbench; this is the command line.
 """
 
-import argparse
 import json
 import os
 import shlex
@@ -13,7 +12,8 @@ import tempfile
 import time
 
 from osmoffset import runner
-from osmoffset.cli import add_version
+from osmoffset.cli import (add_version, doc_parser, os_error_text,
+                           tool_parser)
 from osmoffset.routingbench import (DEFAULT_ENGINES, DUMP_LIMIT, ENGINES,
                                     FABRICS, PROG, BenchError, Cell,
                                     ensure_fabric, load_net, machine_facts,
@@ -78,17 +78,11 @@ Example:
 """
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        sys.stderr.write("%s: error: %s\n" % (PROG, message))
-        sys.exit(2)
+Parser = tool_parser(PROG)
 
 
 def build_parser():
-    p = Parser(prog=PROG, description=HELP.split("\n", 1)[0],
-               epilog=HELP.split("\n", 1)[1].strip(),
-               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, HELP, parser_class=Parser)
     p.add_argument("--fabrics", default="648,5832,11664", metavar="LIST",
                    help="fabrics by host count: 648, 5832, 11664 "
                         "(default all)")
@@ -125,8 +119,7 @@ def build_parser():
                    help="skip the LFT comparisons of cells with more than N "
                         "LFT entries (switches x LIDs); reading 86 M "
                         "entries back from ibsim takes about 6 minutes")
-    p.add_argument("--plugin-dir", metavar="DIR",
-                   help="directory of libosmoffset.so (default as osm-sim)")
+    runner.add_plugin_dir(p)
     p.add_argument("--timeout", type=float, default=1800.0, metavar="SEC",
                    help="limit per cell (default 1800)")
     p.add_argument("--nudge", type=float, default=20.0, metavar="SEC",
@@ -261,9 +254,7 @@ def main(argv=None):
         sys.stderr.write("%s: %s\n" % (PROG, exc))
         return exc.status
     except OSError as exc:
-        sys.stderr.write("%s: %s%s\n" % (
-            PROG, exc.strerror or exc,
-            (": " + exc.filename) if getattr(exc, "filename", None) else ""))
+        sys.stderr.write("%s: %s\n" % (PROG, os_error_text(exc)))
         return 1
     except (KeyboardInterrupt, runner.Interrupted) as exc:
         sys.stderr.write("%s: interrupted (%s); ibsim and opensm stopped\n"

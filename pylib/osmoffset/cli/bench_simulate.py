@@ -35,7 +35,6 @@ Example:
   bench-simulate --cases kary-4-3 --out /tmp/bs
 """
 
-import argparse
 import json
 import os
 import sys
@@ -44,16 +43,13 @@ import time
 from osmoffset.alltoall import UsageError, set_progress
 from osmoffset.alltoall.simreport import (CASE_BY_NAME, CASES, case_table,
                                           crosscheck, run_case, write_doc)
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 
 PROG = "bench-simulate"
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, __doc__)
     p.add_argument("--out", default="bench-simulate.out", metavar="DIR",
                    help="working directory (default ./bench-simulate.out)")
     p.add_argument("--cases", metavar="NAMES",

@@ -18,7 +18,6 @@ installed one.  The first lines say which opensm and which plugin were
 used.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ import sys
 import tempfile
 
 from osmoffset import paths, runner
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 
 # scripts/demo in a source tree; installed as osmoffset-demo
 PROG = "osmoffset-demo" if os.path.basename(sys.argv[0]) == \
@@ -110,10 +109,7 @@ def show(name, stock, offset, lmc):
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split("\n", 1)[0],
-        epilog=__doc__.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = doc_parser(PROG, __doc__)
     ap.add_argument("--net", action="append",
                     help="ibsim net file (repeatable; default: "
                     + ", ".join(DEFAULT_FABRICS) + " of the curated "

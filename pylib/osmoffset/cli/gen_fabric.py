@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from osmoffset import fabric, runner
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, tool_parser
 from osmoffset.genfabric import SHARP_DESC, FabricError, generate
 
 PROG = "gen-fabric"
@@ -198,11 +198,7 @@ def check_dumps(dump, res, ncas, nroots):
 
 # -------------------------------------------------------------------- CLI
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        sys.stderr.write("%s: error: %s\n" % (PROG, message))
-        sys.exit(2)
+Parser = tool_parser(PROG)
 
 
 def add_common(p):

@@ -3,12 +3,11 @@
 The soak itself is osmoffset.soak.run_soak(); this is its command line.
 """
 
-import argparse
 import json
 import sys
 
 from osmoffset import runner, soak
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 
 PROG = "osm-fault-soak"
 HELP = """Inject seeded faults into a simulated fabric while OpenSM routes it.
@@ -62,13 +61,10 @@ Example:
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG,
+    p = doc_parser(
+        PROG, HELP,
         usage="%(prog)s --net FILE --events N --seed S --out DIR [options] "
-              "[-- opensm args]",
-        description=HELP.split("\n", 1)[0],
-        epilog=HELP.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+              "[-- opensm args]")
     p.add_argument("--net", required=True, metavar="FILE",
                    help="ibsim net file (the first node hosts the SM)")
     p.add_argument("--events", required=True, type=int, metavar="N",
@@ -85,8 +81,7 @@ def build_parser():
                    help="port_offsetting value (default on)")
     p.add_argument("--stock", action="store_true",
                    help="run OpenSM without the plugin (for comparison)")
-    p.add_argument("--plugin-dir", metavar="DIR",
-                   help="directory of libosmoffset.so (default as osm-sim)")
+    runner.add_plugin_dir(p)
     p.add_argument("--wrapper", default="", metavar="CMD",
                    help="command line prefix for opensm, e.g. 'valgrind "
                         "--leak-check=full' (split on white space)")
@@ -110,11 +105,7 @@ def build_parser():
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    own, osm_args = runner.split_argv(list(argv))
-    args = build_parser().parse_args(own)
-    runner.catch_signals()
+    args, osm_args = runner.parse_sim_argv(build_parser(), argv)
     s = {"events": args.events, "survived": 0, "invalid": 0, "kinds": {},
          "failures": []}
     try:

@@ -4,13 +4,12 @@ The flow lives in osmoffset.runner (route_once); this module is the
 command line.
 """
 
-import argparse
 import json
 import os
 import sys
 
 from osmoffset import fabric, ibnetdiscover, runner
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser, os_error_text
 
 PROG = "osm-sim"
 HELP = """Route a simulated fabric once with OpenSM, with or without osmoffset.
@@ -99,13 +98,10 @@ Example:
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        prog=PROG,
+    p = doc_parser(
+        PROG, HELP,
         usage="%(prog)s --net FILE | --ibnetdiscover FILE --out DIR "
-              "[options] [-- opensm args]",
-        description=HELP.split("\n", 1)[0],
-        epilog=HELP.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+              "[options] [-- opensm args]")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--net", metavar="FILE",
                      help="ibsim net file of the fabric (the first node "
@@ -194,11 +190,7 @@ def prepare(args):
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    own, osm_args = runner.split_argv(list(argv))
-    args = build_parser().parse_args(own)
-    runner.catch_signals()
+    args, osm_args = runner.parse_sim_argv(build_parser(), argv)
 
     def warn(msg):
         if not args.quiet:
@@ -209,9 +201,7 @@ def main(argv=None):
         sys.stderr.write("%s: %s\n" % (PROG, exc))
         return exc.status
     except OSError as exc:
-        sys.stderr.write("%s: %s%s\n" % (
-            PROG, exc.strerror or exc,
-            (": " + exc.filename) if getattr(exc, "filename", None) else ""))
+        sys.stderr.write("%s: %s\n" % (PROG, os_error_text(exc)))
         return 1
     except (KeyboardInterrupt, runner.Interrupted):
         sys.stderr.write("%s: interrupted; ibsim stopped\n" % PROG)

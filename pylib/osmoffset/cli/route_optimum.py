@@ -1,17 +1,8 @@
-"""The best shift-alltoall efficiency any destination-based routing can
-reach on a 2-level fat tree, by integer programming.
+"""route-optimum: the best shift-alltoall efficiency any destination-based
+routing can reach on a 2-level fat tree.
 
-A leaf routes each LID of each remote host up to one spine linked to both
-leaves (the only up/down paths of a 2-level tree); the spine takes it
-down.  For every round k of a shift alltoall (rank i sends to rank i+k, as
-lft-analyze counts it) the heaviest link sets the round's efficiency
-min(1, 1 / load); the program maximises the mean over all rounds, exactly,
-with SciPy's HiGHS solver.  The answer is what no routing of OpenSM or
-osmoffset can beat for that rank order: when a routing misses a goal that
-the optimum misses too, the goal is out of reach on that fabric.
-
-Fabrics with parallel links are solved with each leaf-spine bundle as one
-link of that many times the capacity: the figure is then an upper bound.
+The model and the solver live in osmoffset.optimum (optimum_of); this
+module is the command line.
 
 Exit status: 0 solved (optimum or bound), 2 bad input or usage.
 """

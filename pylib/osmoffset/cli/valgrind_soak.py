@@ -4,7 +4,6 @@ The soak is osmoffset.soak.run_soak() with opensm wrapped in valgrind;
 the memcheck logs are read by osmoffset.memcheck.
 """
 
-import argparse
 import glob
 import json
 import os
@@ -12,7 +11,7 @@ import shutil
 import sys
 
 from osmoffset import memcheck, paths, runner, soak
-from osmoffset.cli import add_version
+from osmoffset.cli import add_version, doc_parser
 
 PROG = "valgrind-soak"
 HELP = """Run OpenSM with the osmoffset plugin under valgrind memcheck for many
@@ -61,10 +60,7 @@ def valgrind_supp():
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
-        prog=PROG, description=HELP.split("\n", 1)[0],
-        epilog=HELP.split("\n", 1)[1].strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = doc_parser(PROG, HELP)
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--net", default=None, metavar="FILE",
                    help="fabric (default ft2-8x4.net of the curated "
