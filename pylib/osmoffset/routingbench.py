@@ -175,83 +175,9 @@ def vm_hwm_mb(pid):
 # LFT files: fast reader and block diff
 # ----------------------------------------------------------------------
 
-HDR_GUID = re.compile(rb"guid 0x([0-9a-fA-F]+)")
-
-
-def read_lft_arrays(path):
-    """{switch GUID: uint8 array of out ports indexed by LID (255 = none)}
-    from an opensm-lfts.dump or ibroute/dump_fts file (fabric.load_lfts
-    takes ~10 us per entry and a dict per switch: too slow and too big
-    for the 78 M entries of the 11,664-host fabric at LMC 2).  Entry lines
-    start
-    with '0x%04x %03u' in both formats; numpy does the parsing."""
-    tables = {}
-    cur = None
-    carry = b""
-    with open(path, "rb") as f:
-        while True:
-            data = f.read(1 << 26)
-            if data:
-                data = carry + data
-                cut = data.rfind(b"\n") + 1
-                carry, data = data[cut:], data[:cut]
-                if not data:
-                    continue
-            elif carry:
-                data, carry = carry + b"\n", b""
-            else:
-                break
-            buf = np.frombuffer(data, np.uint8)
-            nl = np.flatnonzero(buf == 10)
-            starts = np.empty(len(nl), np.int64)
-            starts[0] = 0
-            starts[1:] = nl[:-1] + 1
-            lens = nl - starts
-            first = buf[starts]
-            second = buf[np.minimum(starts + 1, len(buf) - 1)]
-            is_ent = (first == 0x30) & (second == 0x78) & (lens >= 10)
-            hdrs = np.flatnonzero(first == 0x55)        # 'U'nicast lids
-            segs = []
-            prev, g = 0, cur
-            for h in hdrs:
-                segs.append((g, prev, h))
-                line = bytes(buf[starts[h]:nl[h]])
-                m = HDR_GUID.search(line)
-                if not m:
-                    raise BenchError("%s: switch header without GUID: %r"
-                                     % (path, line[:80]))
-                g = int(m.group(1), 16)
-                prev = h + 1
-            segs.append((g, prev, len(starts)))
-            cur = g
-            for g, a, b in segs:
-                sel = np.flatnonzero(is_ent[a:b]) + a
-                if not len(sel):
-                    continue
-                if g is None:
-                    raise BenchError("%s: LFT entries before any switch "
-                                     "header" % path)
-                s = starts[sel]
-                hx = buf[s[:, None] + np.arange(2, 6)].astype(np.int32)
-                hx = np.where(hx <= 0x39, hx - 0x30, (hx | 0x20) - 87)
-                lid = ((hx[:, 0] * 16 + hx[:, 1]) * 16 + hx[:, 2]) * 16 + \
-                    hx[:, 3]
-                dg = buf[s[:, None] + np.arange(7, 10)].astype(np.int32) - \
-                    0x30
-                port = dg[:, 0] * 100 + dg[:, 1] * 10 + dg[:, 2]
-                arr = tables.get(g)
-                need = int(lid.max()) + 1
-                if arr is None or len(arr) < need:
-                    new = np.full(max(need, 64), 255, np.uint8)
-                    if arr is not None:
-                        new[:len(arr)] = arr
-                    arr = tables[g] = new
-                arr[lid] = port
-    return tables
-
-
 def diff_lfts(a, b):
-    """(blocks, entries) that differ between two read_lfts() results:
+    """(blocks, entries) that differ between two fabric.load_lft_arrays()
+    results:
     64-LID blocks over all switches, and single LFT entries."""
     blocks = entries = 0
     for g in set(a) | set(b):
@@ -419,7 +345,10 @@ class Cell:
             path = dst + ".ibroute"
             os.replace(os.path.join(sub, "ibroute.dump"), path)
             shutil.rmtree(sub, ignore_errors=True)
-        return path, read_lft_arrays(path)
+        try:
+            return path, fabric.load_lft_arrays(path)
+        except fabric.InputError as exc:
+            raise CellFailed("reading %s: %s" % (path, exc))
 
     # -- the run -------------------------------------------------------
     def run(self):

@@ -87,7 +87,7 @@ def test_lft_reader_and_block_diff(tmp_path):
         "129 valid lids dumped \n"
         "Unicast lids [0x0-0x3] of switch Lid 2 guid 0x0000000000000002 "
         "(s2):\n0x0001 001 : (x)\n0x0002 002 : (x)\n0x0003 000 : (x)\n")
-    ta, tb = m.read_lft_arrays(str(a)), m.read_lft_arrays(str(b))
+    ta, tb = fabric.load_lft_arrays(str(a)), fabric.load_lft_arrays(str(b))
     assert sorted(ta) == [1, 2]
     assert list(ta[2][:4]) == [255, 1, 2, 0]
     assert ta[1][64] == 64 % 3 + 1 and tb[1][70] == 9
