@@ -138,3 +138,23 @@ def test_pip_installed_rank_order_runs(pip_target, tmp_path):
                          str(tmp_path / "missing.net"))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
+
+
+def tool_paths():
+    tools = [os.path.join(REPO, "scripts", t)
+             for t in sorted(os.listdir(os.path.join(REPO, "scripts")))
+             if t != "install-deps"]
+    return tools + [os.path.join(REPO, "sim-topologies", "gen-fabric")]
+
+
+@pytest.mark.parametrize("path", tool_paths(), ids=os.path.basename)
+def test_every_tool_answers_version(path):
+    """Every tool of the tree, Python or shell, says its name and the
+    package version."""
+    from osmoffset import __version__
+    proc = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "%s (osmoffset) %s" % (
+        os.path.basename(path), __version__)
