@@ -89,10 +89,9 @@ static void walk_from(const struct oo_reach_net *net, struct reach_work *w,
 			break;
 		s = t;
 	}
+	/* stopped at a switch met before this walk: its outcome */
 	if (n && w->state[s] == WALK_OK && w->path[n - 1] != s)
 		outcome = WALK_OK;
-	else if (n && w->state[s] == WALK_BAD && w->path[n - 1] != s)
-		outcome = WALK_BAD;
 	for (i = 0; i < n; i++)
 		w->state[w->path[i]] = outcome;
 }
@@ -109,41 +108,24 @@ static void walk_all(const struct oo_reach_net *net, struct reach_work *w,
 }
 
 /*
- * Hops from s to switch t along the LFT entries of t's LID, or -1 when
- * they do not get there.
+ * Hops from s along the LFT entries of lid until switch to (to_dest 0) or
+ * the delivery of dest's LID (to_dest 1), or -1 when they do not get
+ * there.
  */
-static int hops_to_switch(const struct oo_reach_net *net, uint32_t s,
-			  uint32_t t)
-{
-	unsigned lid = net->sw_lid[t], hops;
-
-	for (hops = 0; hops <= net->num_sw; hops++) {
-		uint8_t port;
-
-		if (s == t)
-			return (int)hops;
-		port = entry(net, s, lid);
-		if (!valid_port(net, port))
-			return -1;
-		s = net->next[(size_t)s * net->stride + port];
-		if (s == OO_EVAL_NONE)
-			return -1;
-	}
-	return -1;
-}
-
-/* Hops from s to the LID's delivery, the LFTs taken as they are. */
-static int hops_to_dest(const struct oo_reach_net *net, uint32_t s,
-			uint32_t dest, unsigned lid)
+static int hops_along(const struct oo_reach_net *net, uint32_t s,
+		      unsigned lid, uint32_t to, int to_dest)
 {
 	unsigned hops;
 
 	for (hops = 0; hops <= net->num_sw; hops++) {
-		uint8_t port = entry(net, s, lid);
+		uint8_t port;
 
+		if (!to_dest && s == to)
+			return (int)hops;
+		port = entry(net, s, lid);
 		if (!valid_port(net, port))
 			return -1;
-		if (delivers(net, s, port, dest))
+		if (to_dest && delivers(net, s, port, to))
 			return (int)hops;
 		s = net->next[(size_t)s * net->stride + port];
 		if (s == OO_EVAL_NONE)
@@ -167,12 +149,12 @@ static uint64_t turn_cost(const struct oo_reach_net *net,
 
 	if (w->state[t] != WALK_OK || !net->sw_lid[t])
 		return UINT64_MAX;
-	d = hops_to_dest(net, t, dest, lid);
+	d = hops_along(net, t, lid, dest, 1);
 	if (d < 0)
 		return UINT64_MAX;
 	cost = (uint64_t)d * num_holes;
 	for (h = 0; h < num_holes; h++) {
-		int x = hops_to_switch(net, w->holes[h], t);
+		int x = hops_along(net, w->holes[h], net->sw_lid[t], t, 0);
 
 		if (x < 0)
 			return UINT64_MAX;
@@ -452,7 +434,6 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	for (d = 0; d < net->num_dests; d++)
 		w->cas[net->dest_sw[d]]++;
 	return mark_holes(net, w);
-	return 0;
 }
 
 /* Fill the holes of one LID of dest; 1 if it had holes. */
