@@ -325,12 +325,16 @@ void oo_eval_shift(const struct oo_eval_net *net, const uint32_t *order,
 
 /*
  * For every flow among the n hosts of order and every LID of its
- * destination, set mark[s * num_sw + d] for each switch s the LID visits,
- * d being the destination's switch.  Tables that take the marked entries
- * from net route every flow among those hosts exactly as net does.
+ * destination, OR into mark[s * num_sw + d] for each switch s the LID
+ * visits, d being the destination's switch: OO_EVAL_MARK_BASE for the base
+ * LID, OO_EVAL_MARK_MORE for the further LID offsets; only the kinds in
+ * which are followed.  Tables that take the marked entries (of those
+ * kinds) from net route every flow among those hosts exactly as net does.
  */
+#define OO_EVAL_MARK_BASE 0x1
+#define OO_EVAL_MARK_MORE 0x2
 void oo_eval_mark_paths(const struct oo_eval_net *net, const uint32_t *order,
-			unsigned n, uint8_t *mark);
+			unsigned n, uint8_t which, uint8_t *mark);
 
 /* Whether a is worse than b: more flows lost, or else lower efficiency. */
 int oo_eval_worse(const struct oo_eval_score *a,
@@ -392,7 +396,9 @@ struct oo_rank_tree {
 /*
  * Find the tree: leaves (switches with hosts, less spine-like ones that
  * have more cables to host switches than hosts, e.g. management HCAs on a
- * spine), levels (hops to the nearest leaf), ranks within each level (top
+ * spine, and core-like ones with a quarter of a typical leaf's hosts or
+ * fewer whose neighbours lead down to several groups of leaves, e.g.
+ * management HCAs on a core switch of a three-level tree), levels (hops to the nearest leaf), ranks within each level (top
  * down, by the ranks of each switch's parents, then order), up slots
  * (slot = lane x P + position of the parent among the nominal parents, P
  * the most of the level; a switch with at most half the level's slots by

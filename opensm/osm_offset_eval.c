@@ -126,22 +126,29 @@ void oo_eval_shift(const struct oo_eval_net *net, const uint32_t *order,
 	score->rounds = rounds;
 }
 
-/* Mark (s, host_sw[to]) for every switch s the LIDs of one flow visit. */
+/*
+ * Mark (s, host_sw[to]) for every switch s the LIDs of one flow visit,
+ * the base LID's path with OO_EVAL_MARK_BASE and the others' with
+ * OO_EVAL_MARK_MORE, where which asks for that kind.
+ */
 static void mark_flow(const struct oo_eval_net *net, uint32_t from,
-		      uint32_t to, uint8_t *mark)
+		      uint32_t to, uint8_t which, uint8_t *mark)
 {
 	uint32_t dest = net->host_sw[to];
 	unsigned o;
 
 	for (o = 0; o < net->lids_per_port; o++) {
 		unsigned lid = net->host_lid[to] + o, hops;
+		uint8_t kind = o ? OO_EVAL_MARK_MORE : OO_EVAL_MARK_BASE;
 		uint32_t s = net->host_sw[from];
 
+		if (!(which & kind))
+			continue;
 		for (hops = 0; hops <= net->num_sw; hops++) {
 			size_t at = (size_t)s * net->stride;
 			uint8_t port;
 
-			mark[(size_t)s * net->num_sw + dest] = 1;
+			mark[(size_t)s * net->num_sw + dest] |= kind;
 			if (lid >= net->lft_len[s])
 				break;
 			port = net->lft[s][lid];
@@ -154,14 +161,15 @@ static void mark_flow(const struct oo_eval_net *net, uint32_t from,
 }
 
 void oo_eval_mark_paths(const struct oo_eval_net *net, const uint32_t *order,
-			unsigned n, uint8_t *mark)
+			unsigned n, uint8_t which, uint8_t *mark)
 {
 	unsigned i, j;
 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < n; j++)
 			if (net->host_sw[order[i]] != net->host_sw[order[j]])
-				mark_flow(net, order[i], order[j], mark);
+				mark_flow(net, order[i], order[j], which,
+					  mark);
 }
 
 int oo_eval_worse(const struct oo_eval_score *a,

@@ -36,7 +36,9 @@ int oo_is_aggregation_node(const char *desc)
 /*
  * The tree.  Leaves are the switches with hosts, less those that look like
  * spines with a few hosts (management HCAs) on them: more cables to other
- * host switches than hosts.  A switch's level is its distance from the
+ * host switches than hosts, or (a core switch of a three-level tree) a
+ * quarter of a typical leaf's hosts or fewer on a switch whose neighbours
+ * lead down to several groups of leaves.  A switch's level is its distance from the
  * nearest leaf.  Going top down, the switches of a level are ranked by the
  * set of ranks of their parents, so switches wired to the same switches
  * above sit together and number their up links alike; the caller's order
@@ -85,6 +87,13 @@ static int alloc_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 	return 0;
 }
 
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* More cables to host switches than hosts: a spine with a few hosts. */
 static int looks_like_spine(const struct oo_rank_graph *g, unsigned s)
 {
@@ -96,15 +105,86 @@ static int looks_like_spine(const struct oo_rank_graph *g, unsigned s)
 	return to_hosts > g->hosts[s];
 }
 
+/* The median host count of the switches with hosts (0 if none). */
+static unsigned typical_hosts(const struct oo_rank_graph *g, unsigned *buf)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < g->num_sw; s++)
+		if (g->hosts[s])
+			buf[n++] = g->hosts[s];
+	if (!n)
+		return 0;
+	qsort(buf, n, sizeof(*buf), cmp_unsigned);
+	return buf[n / 2];
+}
+
+/* A host switch with a full share of hosts that is no spine. */
+static int is_full_leaf(const struct oo_rank_graph *g, unsigned s,
+			unsigned typical)
+{
+	return g->hosts[s] && g->hosts[s] * 4 > typical &&
+	    !looks_like_spine(g, s);
+}
+
+/*
+ * Whether the switches cabled to s lead down to different groups of full
+ * leaves: more full leaves two hops away, all neighbours together, than
+ * behind the best-connected neighbour.  A sparse leaf shares its spines
+ * with its peers (one group); a core switch of a three-level tree reaches
+ * the leaves of several pods through their own pod spines.
+ */
+static int spans_groups(const struct oo_rank_graph *g,
+			struct oo_rank_tree *t, unsigned s, unsigned typical)
+{
+	unsigned *seen = t->seen, stamp = ++t->stamp, most = 0, all = 0;
+	unsigned i, j;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		unsigned p = g->link[i].to, own = 0;
+
+		for (j = g->first[p]; j < g->first[p + 1]; j++) {
+			unsigned c = g->link[j].to;
+
+			if (c == s || !is_full_leaf(g, c, typical))
+				continue;
+			own++;
+			if (seen[c] != stamp) {
+				seen[c] = stamp;
+				all++;
+			}
+		}
+		if (own > most)
+			most = own;
+	}
+	return all > most;
+}
+
+/*
+ * Management HCAs on a core switch: a quarter of a typical leaf's hosts
+ * or fewer, fewer hosts than switch cables, and above several groups of
+ * leaves.
+ */
+static int is_core_with_hosts(const struct oo_rank_graph *g,
+			      struct oo_rank_tree *t, unsigned s,
+			      unsigned typical)
+{
+	unsigned cables = g->first[s + 1] - g->first[s];
+
+	return g->hosts[s] * 4 <= typical && g->hosts[s] < cables &&
+	    spans_groups(g, t, s, typical);
+}
+
 /* Leaves get level 0; returns how many. */
 static unsigned find_leaves(const struct oo_rank_graph *g,
 			    struct oo_rank_tree *t)
 {
-	unsigned s, n = 0;
+	unsigned s, n = 0, typical = typical_hosts(g, t->nominal);
 
 	for (s = 0; s < g->num_sw; s++) {
 		t->level[s] = OO_NO_LEVEL;
-		if (g->hosts[s] && !looks_like_spine(g, s)) {
+		if (g->hosts[s] && !looks_like_spine(g, s) &&
+		    !is_core_with_hosts(g, t, s, typical)) {
 			t->level[s] = 0;
 			n++;
 		}
@@ -160,12 +240,6 @@ static int is_up(const struct oo_rank_tree *t, unsigned s, unsigned r)
 	    t->level[r] == t->level[s] + 1;
 }
 
-static int cmp_unsigned(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Sorted, distinct ranks of the parents of s (all ranked already). */
 static void collect_parents(const struct oo_rank_graph *g,

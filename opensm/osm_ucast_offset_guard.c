@@ -390,28 +390,49 @@ static int first_loss(const struct oo_guard *g,
 }
 
 /*
+ * Which LIDs of a losing block's flows go stock: a base cell, the base
+ * LIDs; a striped one, first the further LID offsets only (the base LIDs,
+ * all an MPI that ignores LMC uses, keep ours), then, should it still
+ * lose, the base LIDs too.  tried holds what the cell marked before.
+ */
+static uint8_t kinds_to_mix(const struct oo_cell *c, uint8_t tried)
+{
+	if (c->traffic != OO_EVAL_SPREAD)
+		return OO_EVAL_MARK_BASE;
+	if (!(tried & OO_EVAL_MARK_MORE))
+		return OO_EVAL_MARK_MORE;
+	return OO_EVAL_MARK_BASE | OO_EVAL_MARK_MORE;
+}
+
+/*
  * Where ours lose a job block, the block's flows take the stock routes:
  * every switch that a flow among the block's hosts visits in the stock
- * tables takes the stock entries toward the flow's destination switch.
+ * tables takes the stock entries toward the flow's destination switch,
+ * for the kinds of LID (base, further offsets) kinds_to_mix() names.
  * The block then scores as stock; each entry of the mix is one of the two
  * engines' equal-cost up/down choices over the same hop tables, so it is
  * as loop- and deadlock-free as both.  first and last bound the cells
- * looked at.  Returns how many cells lost.
+ * looked at; tried[c] collects the kinds cell c has marked.  Returns how
+ * many cells lost.
  */
 static unsigned mark_losing_blocks(const struct oo_guard *g,
 				   const struct oo_eval_net *stock_net,
 				   const struct oo_eval_score *cur,
 				   const struct oo_eval_score *stock,
 				   unsigned first, unsigned last,
-				   uint8_t *mark)
+				   uint8_t *tried, uint8_t *mark)
 {
 	unsigned c, lost = 0;
 
 	for (c = first; c < last && c < g->num_cells; c++) {
+		uint8_t kinds;
+
 		if (!cell_lost(g, c, &cur[c], &stock[c]))
 			continue;
+		kinds = kinds_to_mix(&g->cell[c], tried[c]);
 		oo_eval_mark_paths(stock_net, g->cell[c].order[0],
-				   g->cell[c].n, mark);
+				   g->cell[c].n, kinds, mark);
+		tried[c] |= kinds;
 		lost++;
 	}
 	return lost;
@@ -419,8 +440,9 @@ static unsigned mark_losing_blocks(const struct oo_guard *g,
 
 /*
  * Ours, with the marked entries from stock: those toward the switches
- * marked in each switch's row of mark, and every entry of a LID offset
- * marked in offset.
+ * marked in each switch's row of mark (base LIDs where the mark has
+ * OO_EVAL_MARK_BASE, further offsets where it has OO_EVAL_MARK_MORE), and
+ * every entry of a LID offset marked in offset.
  */
 static void mix_lfts(const struct oo_guard *g, const uint8_t *mark,
 		     const uint8_t *offset)
@@ -432,10 +454,14 @@ static void mix_lfts(const struct oo_guard *g, const uint8_t *mark,
 		const uint8_t *row = mark + (size_t)s * g->num_sw;
 
 		for (h = 0; h < g->num_hosts; h++) {
+			uint8_t m = row[g->host_sw[h]];
+
 			for (o = 0; o < lids; o++) {
 				unsigned lid = g->host_lid[h] + o;
+				uint8_t kind = o ? OO_EVAL_MARK_MORE :
+				    OO_EVAL_MARK_BASE;
 
-				if (!row[g->host_sw[h]] && !offset[o])
+				if (!(m & kind) && !offset[o])
 					continue;
 				if (lid < g->lft_len[s])
 					g->sw[s]->new_lft[lid] =
@@ -543,6 +569,7 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 	unsigned first = blocks, lost = 0, step;
 	struct oo_eval_net stock_net;
 	uint8_t offset[1U << 7] = { 0 };	/* LMC <= 7 */
+	uint8_t tried[OO_GUARD_MAX_CELLS] = { 0 };
 	uint8_t *mark;
 	int ok = 0;
 
@@ -562,11 +589,13 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 
 		if (step % 3 == 0)
 			n = mark_losing_blocks(g, &stock_net, mixed, stock,
-					       first, first + quarters, mark);
+					       first, first + quarters, tried,
+					       mark);
 		else if (step % 3 == 1)
 			n = mark_losing_blocks(g, &stock_net, mixed, stock,
 					       first + quarters,
-					       first + quarters + halves, mark);
+					       first + quarters + halves,
+					       tried, mark);
 		else
 			n = mark_losing_offsets(g, mixed, stock, offset);
 		if (!n)

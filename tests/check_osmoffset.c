@@ -1009,16 +1009,77 @@ START_TEST(eval_marks_the_switches_a_block_uses)
 
 	ev_setup(&e, 1);
 	memset(mark, 0, sizeof(mark));
-	oo_eval_mark_paths(&e.net, order, 2, mark);
+	oo_eval_mark_paths(&e.net, order, 2,
+			   OO_EVAL_MARK_BASE | OO_EVAL_MARK_MORE, mark);
 	for (s = 0; s < EV_SW; s++)
 		for (d = 0; d < EV_SW; d++) {
 			/* toward leaf d: leaf 1 - d, spine 2 and d itself */
 			int want = d < 2 && (s == 1 - d || s == 2 || s == d);
 
-			ck_assert_msg(mark[s * EV_SW + d] == want,
+			ck_assert_msg(mark[s * EV_SW + d] ==
+				      (want ? OO_EVAL_MARK_BASE : 0),
 				      "mark[%u][%u] = %u", s, d,
 				      mark[s * EV_SW + d]);
 		}
+}
+END_TEST
+
+/*
+ * LMC 1: hosts 0 and 2 get LIDs 4-5 and 6-7; base LIDs go over spine 2,
+ * base + 1 over spine 3.  Each kind of LID marks its own path only.
+ */
+static void ev_setup_lmc1(struct ev_net *e)
+{
+	unsigned h, o;
+
+	ev_setup(e, 0);
+	e->net.lids_per_port = 2;
+	for (h = 0; h <= 2; h += 2) {
+		e->host_lid[h] = 4 + h;
+		for (o = 0; o < 2; o++) {
+			unsigned lid = 4 + h + o;
+
+			e->lft[h / 2][lid] = 1;
+			e->lft[1 - h / 2][lid] = 3 + o;
+			e->lft[2][lid] = 1 + h / 2;
+			e->lft[3][lid] = 1 + h / 2;
+		}
+	}
+}
+
+START_TEST(eval_marks_base_and_further_offsets_apart)
+{
+	static const uint32_t order[] = { 0, 2 };
+	struct ev_net e;
+	uint8_t mark[EV_SW * EV_SW];
+	unsigned s, d, kind;
+
+	ev_setup_lmc1(&e);
+	for (kind = OO_EVAL_MARK_BASE; kind <= OO_EVAL_MARK_MORE; kind++) {
+		unsigned spine = kind == OO_EVAL_MARK_BASE ? 2 : 3;
+
+		memset(mark, 0, sizeof(mark));
+		oo_eval_mark_paths(&e.net, order, 2, (uint8_t)kind, mark);
+		for (s = 0; s < EV_SW; s++)
+			for (d = 0; d < EV_SW; d++) {
+				int want = d < 2 && (s == 1 - d ||
+						     s == spine || s == d);
+
+				ck_assert_msg(mark[s * EV_SW + d] ==
+					      (want ? kind : 0),
+					      "kind %u: mark[%u][%u] = %u",
+					      kind, s, d,
+					      mark[s * EV_SW + d]);
+			}
+	}
+	/* both kinds at once: the leaves carry both bits */
+	memset(mark, 0, sizeof(mark));
+	oo_eval_mark_paths(&e.net, order, 2,
+			   OO_EVAL_MARK_BASE | OO_EVAL_MARK_MORE, mark);
+	ck_assert_uint_eq(mark[0 * EV_SW + 1],
+			  OO_EVAL_MARK_BASE | OO_EVAL_MARK_MORE);
+	ck_assert_uint_eq(mark[2 * EV_SW + 1], OO_EVAL_MARK_BASE);
+	ck_assert_uint_eq(mark[3 * EV_SW + 0], OO_EVAL_MARK_MORE);
 }
 END_TEST
 
@@ -1189,6 +1250,41 @@ START_TEST(rank_hosts_on_a_spine_keep_it_a_spine)
 		ck_assert_uint_eq(r.t.level[4 + l], 1);
 		ck_assert_uint_eq(r.t.slots[l], 4);
 	}
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_hosts_on_a_core_keep_it_a_core)
+{
+	/*
+	 * Three levels: pod A (leaves 0, 1; pod spines 4, 5), pod B (leaves
+	 * 2, 3; pod spines 6, 7), cores 8 (over 4 and 6) and 9 (over 5 and
+	 * 7).  A management HCA on core 8, which is cabled to pod spines
+	 * only, and one host on leaf 3: the core stays a core (it is above
+	 * the leaves of both pods), the sparse leaf stays a leaf.
+	 */
+	static const unsigned hosts[10] = { 4, 4, 4, 1, 0, 0, 0, 0, 1, 0 };
+	static const unsigned cable[][4] = {
+		{ 0, 5, 4, 1 }, { 0, 6, 5, 1 }, { 1, 5, 4, 2 },
+		{ 1, 6, 5, 2 }, { 2, 5, 6, 1 }, { 2, 6, 7, 1 },
+		{ 3, 5, 6, 2 }, { 3, 6, 7, 2 },
+		{ 4, 3, 8, 1 }, { 6, 3, 8, 2 }, { 5, 3, 9, 1 },
+		{ 7, 3, 9, 2 },
+	};
+	unsigned s;
+	struct rg r;
+
+	rg_build(&r, 10, hosts, cable, 12);
+	ck_assert_uint_eq(r.t.num_levels, 3);
+	for (s = 0; s < 4; s++)
+		ck_assert_uint_eq(r.t.level[s], 0);
+	for (s = 4; s < 8; s++)
+		ck_assert_uint_eq(r.t.level[s], 1);
+	ck_assert_uint_eq(r.t.level[8], 2);
+	ck_assert_uint_eq(r.t.level[9], 2);
+	ck_assert_uint_eq(r.t.level_slots[0], 2);
+	ck_assert_uint_eq(r.t.level_slots[1], 1);
+	ck_assert_uint_eq(r.t.divisor[1], 2);
 	oo_rank_tree_free(&r.t);
 }
 END_TEST
@@ -1549,6 +1645,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, eval_scores_shift_rounds);
 	tcase_add_test(ev, eval_counts_lost_flows);
 	tcase_add_test(ev, eval_marks_the_switches_a_block_uses);
+	tcase_add_test(ev, eval_marks_base_and_further_offsets_apart);
 	tcase_add_test(ev, eval_worse_and_shuffle);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
@@ -1556,6 +1653,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rk, rank_two_level_tree);
 	tcase_add_test(rk, rank_missing_cable_leaves_a_hole);
 	tcase_add_test(rk, rank_hosts_on_a_spine_keep_it_a_spine);
+	tcase_add_test(rk, rank_hosts_on_a_core_keep_it_a_core);
 	tcase_add_test(rk, rank_tapered_edges_number_their_own_links);
 	tcase_add_test(rk, rank_director_is_three_levels);
 	tcase_add_test(rk, rank_without_hosts_has_no_levels);

@@ -432,11 +432,13 @@ def build_cluster(a):
                            % (d + 1, dir_model, m + 1),
                            cable_ports={"up": (1, 0), "down": (1, 0)}))
         # line ASIC: front-panel ports 1..R/2, ports R/2+1..R to the fabric
-        # ASICs of its chassis in turn
+        # ASICs of its chassis in turn, each line starting where the last
+        # one stopped, so every fabric ASIC gets N * R/2 / M links or one
+        # more
         for d in range(D):
             for l in range(N):
                 for k in range(half):
-                    fab = "dir%d-S%02d" % (d + 1, k % M + 1)
+                    fab = "dir%d-S%02d" % (d + 1, (l * half + k) % M + 1)
                     fp = next((p for p in range(1, R + 1)
                                if p not in f.nodes[fab].ports), None)
                     if fp is None:
