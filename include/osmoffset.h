@@ -421,10 +421,12 @@ int oo_natural_cmp(const char *a, const char *b);
  * management HCA or SHARP node on a spine).  oo_reach_fill() gives each
  * such LID one turn switch that reaches it, chosen for the fewest hops in
  * all, and sends the LID from every switch without an entry the way that
- * switch sends the turn switch's own LID.  It changes no entry that was
- * there.  The fills stay only where the channel dependencies of all the
- * tables stay acyclic (no credit loop): all of them if they can, else
- * those of each destination that keep them so, in destination order.
+ * switch sends the turn switch's own LID: first from the switches traffic
+ * from CAs runs into (and those on their way), then from every other one.
+ * It changes no entry that was there.  The fills stay only where the
+ * channel dependencies of all the tables stay acyclic (no credit loop):
+ * all of them if they can, else those of each destination that keep them
+ * so, in destination order.
  */
 #define OO_LFT_NONE 0xff	/* no entry: OpenSM's OSM_NO_PATH */
 
@@ -448,6 +450,7 @@ struct oo_reach_result {
 	unsigned lids;		/* LIDs some switch had no entry for */
 	unsigned filled;	/* entries filled */
 	unsigned left;		/* entries left empty */
+	unsigned left_ca;	/* of them, where traffic from a CA runs in */
 	int cyclic;		/* all fills at once would close a loop */
 };
 

@@ -35,8 +35,11 @@ struct reach_work {
 	uint32_t *path;		/* switches of the walk being followed */
 	uint32_t *holes;	/* switches without an entry */
 	uint32_t *cas;		/* per switch: CA ports cabled to it */
+	uint8_t *need;		/* per switch, for the LID at hand: a hole
+				   that traffic from a CA runs into */
 	uint8_t *holes_at;	/* per LID: some switch has no entry */
 	unsigned max_lid;	/* LIDs in holes_at */
+	int ca_first;		/* fill only the holes CAs' traffic needs */
 	int sticky;		/* keep to the first turn switch chosen */
 	uint32_t turn;		/* that switch, or OO_EVAL_NONE */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
@@ -225,49 +228,141 @@ static int reserve_fills(struct reach_work *w, size_t n)
 }
 
 /*
- * Fill the holes of one LID toward a turn switch.  Returns the entries
- * filled (the fills of a LID that would not then be delivered from every
- * filled switch are taken back), and counts the holes left in *left.
+ * The holes of a LID that traffic runs into: from every switch a CA is
+ * cabled to (where traffic for the LID starts) and that does not deliver
+ * it, follow the LID's entries to the switch without one.  A hole that no
+ * CA's traffic reaches stays empty: nothing is forwarded into it, and an
+ * entry there would only add channel dependencies.  Call after
+ * walk_all(); returns how many, listed in holes.
+ */
+static unsigned find_needed_holes(const struct oo_reach_net *net,
+				  struct reach_work *w, unsigned lid)
+{
+	unsigned n = 0, hops;
+	uint32_t s, t;
+
+	memset(w->need, 0, net->num_sw);
+	for (s = 0; s < net->num_sw; s++) {
+		if (!w->cas[s] || w->state[s] != WALK_BAD)
+			continue;
+		for (t = s, hops = 0; hops <= net->num_sw; hops++) {
+			uint8_t port = entry(net, t, lid);
+
+			if (port == OO_LFT_NONE && lid < net->lft_len[t]) {
+				if (!w->need[t]) {
+					w->need[t] = 1;
+					w->holes[n++] = t;
+				}
+				break;
+			}
+			if (!valid_port(net, port))
+				break;
+			t = net->next[(size_t)t * net->stride + port];
+			if (t == OO_EVAL_NONE)
+				break;
+		}
+	}
+	return n;
+}
+
+/*
+ * After the n holes traffic runs into, list the other holes of the LID
+ * (switches without an entry that do not deliver it).  Returns how many
+ * in all.
+ */
+static unsigned add_other_holes(const struct oo_reach_net *net,
+				struct reach_work *w, unsigned lid,
+				unsigned n)
+{
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++)
+		if (!w->need[s] && w->state[s] == WALK_BAD &&
+		    lid < net->lft_len[s] && net->lft[s][lid] == OO_LFT_NONE)
+			w->holes[n++] = s;
+	return n;
+}
+
+static void record_fill(const struct oo_reach_net *net, struct reach_work *w,
+			uint32_t s, unsigned lid, uint8_t port)
+{
+	net->lft[s][lid] = port;
+	w->fills[2 * w->num_fills] = s;
+	w->fills[2 * w->num_fills + 1] = lid;
+	w->num_fills++;
+}
+
+/*
+ * Send the LID from hole h the way h sends the turn switch's LID, and so
+ * every hole on that way, up to a switch that has an entry for the LID
+ * (the turn switch, or one that reaches the LID).  Returns the fills.
+ */
+static unsigned fill_way(const struct oo_reach_net *net, struct reach_work *w,
+			 uint32_t h, unsigned lid, uint32_t turn)
+{
+	unsigned hops, n = 0;
+	uint32_t s = h;
+
+	for (hops = 0; hops <= net->num_sw && s != OO_EVAL_NONE; hops++) {
+		uint8_t port = entry(net, s, net->sw_lid[turn]);
+
+		if (s == turn || entry(net, s, lid) != OO_LFT_NONE ||
+		    lid >= net->lft_len[s] || !valid_port(net, port))
+			break;
+		if (reserve_fills(w, 1))
+			break;
+		record_fill(net, w, s, lid, port);
+		n++;
+		s = net->next[(size_t)s * net->stride + port];
+	}
+	return n;
+}
+
+/*
+ * Fill the holes of one LID toward a turn switch: with ca_first those
+ * that traffic from CAs runs into (and the holes on their way), else all.
+ * Returns the entries filled (the fills of a LID that would not then be
+ * delivered from every filled switch are taken back), counts the holes
+ * left in *left, and sets *had if the LID had any hole.
  */
 static unsigned fill_lid(const struct oo_reach_net *net,
 			 struct reach_work *w, uint32_t dest, unsigned lid,
-			 unsigned *left)
+			 unsigned *left, int *had)
 {
-	unsigned num_holes = 0, h;
+	unsigned num_holes, num_all, h, filled = 0;
 	size_t start = w->num_fills;
-	uint32_t s, turn;
+	uint32_t turn;
 
 	walk_all(net, w, dest, lid);
-	for (s = 0; s < net->num_sw; s++)
-		if (w->state[s] == WALK_BAD && lid < net->lft_len[s] &&
-		    net->lft[s][lid] == OO_LFT_NONE)
-			w->holes[num_holes++] = s;
+	if (w->ca_first) {
+		num_holes = find_needed_holes(net, w, lid);
+		num_all = add_other_holes(net, w, lid, num_holes);
+	} else {
+		memset(w->need, 0, net->num_sw);
+		num_holes = num_all = add_other_holes(net, w, lid, 0);
+	}
+	*had = num_all > 0;
 	if (!num_holes)
 		return 0;
-	turn = pick_turn(net, w, num_holes, dest, lid);
+	/* a turn switch every hole gets to, if there is one, else one the
+	   holes traffic runs into get to */
+	turn = pick_turn(net, w, num_all, dest, lid);
+	if (turn == OO_EVAL_NONE && num_all > num_holes)
+		turn = pick_turn(net, w, num_holes, dest, lid);
 	if (turn == OO_EVAL_NONE) {
 		*left += num_holes;
 		return 0;
 	}
-	if (reserve_fills(w, num_holes)) {
-		*left += num_holes;
-		return 0;
-	}
-	for (h = 0; h < num_holes; h++) {
-		s = w->holes[h];
-		net->lft[s][lid] = entry(net, s, net->sw_lid[turn]);
-		w->fills[2 * w->num_fills] = s;
-		w->fills[2 * w->num_fills + 1] = lid;
-		w->num_fills++;
-	}
-	walk_all(net, w, dest, lid);
 	for (h = 0; h < num_holes; h++)
-		if (w->state[w->holes[h]] != WALK_OK) {
+		filled += fill_way(net, w, w->holes[h], lid, turn);
+	walk_all(net, w, dest, lid);
+	for (h = start; h < w->num_fills; h++)
+		if (w->state[w->fills[2 * h]] != WALK_OK) {
 			undo_fills(net, w, start);
 			*left += num_holes;
 			return 0;
 		}
-	return num_holes;
+	return filled;
 }
 
 /**********************************************************************
@@ -389,6 +484,7 @@ static void free_work(struct reach_work *w)
 	free(w->path);
 	free(w->holes);
 	free(w->cas);
+	free(w->need);
 	free(w->holes_at);
 	free(w->fills);
 }
@@ -427,7 +523,8 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	w->path = calloc(net->num_sw + 1, sizeof(*w->path));
 	w->holes = calloc(net->num_sw + 1, sizeof(*w->holes));
 	w->cas = calloc(net->num_sw + 1, sizeof(*w->cas));
-	if (!w->state || !w->path || !w->holes || !w->cas) {
+	w->need = calloc(net->num_sw + 1, 1);
+	if (!w->state || !w->path || !w->holes || !w->cas || !w->need) {
 		free_work(w);
 		return -1;
 	}
@@ -442,13 +539,14 @@ static unsigned fill_dest(const struct oo_reach_net *net,
 			  struct oo_reach_result *res)
 {
 	unsigned lid = net->dest_lid[dest] + offset, left = 0, filled;
+	int had = 0;
 
 	if (lid >= w->max_lid || !w->holes_at[lid])
 		return 0;
-	filled = fill_lid(net, w, dest, lid, &left);
+	filled = fill_lid(net, w, dest, lid, &left, &had);
 	res->filled += filled;
 	res->left += left;
-	return filled || left;
+	return (unsigned)had;
 }
 
 /* Fill every destination's LID offset; 1 if the tables stay acyclic. */
@@ -475,7 +573,7 @@ static int fill_one_by_one(const struct oo_reach_net *net,
 
 	memset(res, 0, sizeof(*res));
 	for (d = 0; d < net->num_dests; d++) {
-		struct oo_reach_result one = { 0, 0, 0, 0 };
+		struct oo_reach_result one = { 0, 0, 0, 0, 0 };
 		size_t start = w->num_fills;
 		int ok;
 
@@ -527,9 +625,32 @@ static int fill_offset(const struct oo_reach_net *net, struct reach_work *w,
 	return ok < 0 ? -1 : 0;
 }
 
+/* The holes left that traffic from CAs runs into, over every LID. */
+static unsigned count_needed_holes(const struct oo_reach_net *net,
+				   struct reach_work *w)
+{
+	unsigned n = 0, o;
+	uint32_t d;
+
+	for (d = 0; d < net->num_dests; d++)
+		for (o = 0; o < net->lids_per_port; o++) {
+			unsigned lid = net->dest_lid[d] + o;
+
+			if (lid >= w->max_lid || !w->holes_at[lid])
+				continue;
+			walk_all(net, w, d, lid);
+			n += find_needed_holes(net, w, lid);
+		}
+	return n;
+}
+
 /*
- * The base LIDs first, then each further LID offset: the base-LID fills
- * are then the same at every LMC wherever the checks allow them.
+ * Two passes: first the holes that traffic from CAs runs into (a switch
+ * with CAs of its own, the end of a CA's route), so that they come first
+ * wherever fills compete for the channel dependencies a loop-free set
+ * allows, then every hole left (a switch's own management traffic).  In
+ * each, the base LIDs first, then each further LID offset: the base-LID
+ * fills are then the same at every LMC wherever the checks allow them.
  */
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
@@ -543,17 +664,24 @@ int oo_reach_fill(const struct oo_reach_net *net,
 		return 0;
 	if (init_work(net, &w))
 		return -1;
-	for (o = 0; o < net->lids_per_port && !ret; o++) {
-		struct oo_reach_result one;
+	for (w.ca_first = 1; w.ca_first >= 0 && !ret; w.ca_first--)
+		for (o = 0; o < net->lids_per_port && !ret; o++) {
+			struct oo_reach_result one;
 
-		ret = fill_offset(net, &w, o, &one);
-		res->lids += one.lids;
-		res->filled += one.filled;
-		res->left += one.left;
-		res->cyclic |= one.cyclic;
-	}
+			ret = fill_offset(net, &w, o, &one);
+			/* LIDs with holes: as the first pass found them;
+			   holes left: as the second leaves them */
+			if (w.ca_first)
+				res->lids += one.lids;
+			else
+				res->left += one.left;
+			res->filled += one.filled;
+			res->cyclic |= one.cyclic;
+		}
 	if (ret)
 		undo_fills(net, &w, 0);
+	else
+		res->left_ca = count_needed_holes(net, &w);
 	free_work(&w);
 	return ret;
 }

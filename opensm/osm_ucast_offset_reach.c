@@ -77,9 +77,11 @@ static void log_result(osm_log_t *log, const struct oo_reach_result *res,
 	}
 	OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u CA LIDs had no LFT "
 		"entry on some switches; %u entries filled through a down/up "
-		"turn, %u left empty%s (%.3f s CPU)\n", res->lids, res->filled,
-		res->left, res->cyclic ? " (all turns at once would have "
-		"closed a credit loop; only loop-free ones kept)" : "", cpu);
+		"turn, %u left empty (%u of them where traffic from a CA "
+		"runs in)%s (%.3f s CPU)\n", res->lids, res->filled,
+		res->left, res->left_ca, res->cyclic ? " (all turns at once "
+		"would have closed a credit loop; only loop-free ones kept)" :
+		"", cpu);
 }
 
 int oo_reach_lfts(struct osm_opensm *osm)

@@ -203,3 +203,49 @@ def test_sharp_fabric_routes_as_updn_without_root_list(fab, tmp_path):
     with open(str(out / "osm-sim.json")) as f:
         info = json.load(f)
     assert info["engine_used"] == "updn"
+
+
+def analyse_run(out):
+    proc = run_script(LFT_ANALYZE, [
+        "--lfts", str(out / "opensm-lfts.dump"),
+        "--topology", str(out / "opensm-subnet.lst"),
+        "--bisections", "1", "--json"])
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("lmc", LMCS)
+def test_management_hcas_on_two_cores_reach_each_other(tmp_path, lmc):
+    """gen-fabric's three-level tree (two pods of two edges and two pod
+    spines, four cores) with a management HCA on each of two cores.
+    Stock updn cannot route the two HCAs to each other (a down/up turn
+    below the cores: 2 CA/LID pairs per LID offset).  The plugin takes the
+    cores for cores, not leaves (build_tree: 3 levels, the edges' 2 up
+    slots), and its reach pass routes the pair through one pod spine
+    under both: every CA reaches every LID, no credit loop."""
+    need_mode("on")
+    net = str(tmp_path / "core-hosts.net")
+    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"), [
+        "cluster", "--pods", "2", "--pod-spines", "2", "--edges", "4",
+        "--hosts-per-edge", "4", "--uplinks", "2", "--spines", "4",
+        "--core-hosts", "2", "--random-guids", "-o", net])
+    assert proc.returncode == 0, proc.stderr
+    res = {}
+    for mode in MODES:
+        out = tmp_path / mode
+        args = ["--net", net, "--out", str(out), "--lmc", str(lmc),
+                "--quiet", "--no-ibroute"]
+        args += ["--stock"] if mode == "stock" else \
+            ["--port-offsetting", "on", "--plugin-dir", plugin_dir(),
+             "--", "-D", "0x47"]
+        proc = run_osm_sim(args)
+        assert proc.returncode == 0, proc.stderr
+        res[mode] = analyse_run(out)
+    assert res["stock"]["unreachable_pairs"] == 2 << lmc
+    assert res["on"]["unreachable_pairs"] == 0, res["on"]["problems"][:10]
+    assert res["on"]["valid"]
+    assert not res["on"]["credit_loop"], res["on"]["credit_cycle"]
+    with open(str(tmp_path / "on" / "osm.log"), errors="replace") as f:
+        log = f.read()
+    assert "12 switches in 3 levels; up slots per level: 2 2 " in log, \
+        [ln for ln in log.splitlines() if "build_tree" in ln]

@@ -18,7 +18,12 @@ Fabrics:
   aggregation nodes and ndr-2level-railopt-nosharp without them, and
   qdr-irregular-x5 (named through its .map; it has no SHARP nodes);
   skipped with a note when the directory is absent;
+  analogs of the production fabrics the real-fabric issue measured (HDR
+  directors with and without SHARP nodes, an 8-rail three-level
+  SuperPOD-like tree with and without, tapered EDR edges with dual-HCA
+  nodes; 1,008 to 1,512 hosts), generated with gen-fabric into OUT/fabrics;
   every --net FILE (repeatable), named by its file name.
+--quick leaves out the real dumps and the analogs.
 
 Engines:
   updn     stock updn (roots from the net file's updn-root lines if any)
@@ -76,7 +81,7 @@ def build_parser():
     add_cell_options(p, PROG, "converted fabrics")
     p.add_argument("--quick", action="store_true",
                    help="the curated sim-topologies fabrics (and --net) "
-                        "only, no real dumps: a smoke test")
+                        "only, no real dumps or analogs: a smoke test")
     p.add_argument("--fabrics", metavar="NAMES",
                    help="comma-separated fabric names (default: all)")
     p.add_argument("--net", action="append", default=[], metavar="FILE",
