@@ -767,7 +767,11 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 /*
  * Parallel links down to one child: take the lane of the up slot the
  * destination takes at the child's level, so that flows that came up over
- * distinct links of a trunk go down over distinct links too.  Down to
+ * distinct links of a trunk go down over distinct links too; where the
+ * child has more parallel links than the level has lanes (a leaf with
+ * more cables to fewer spines than its peers), each turn of the slots
+ * around the level moves on by the level's lanes, so that every link
+ * gets its share.  Down to
  * several children (a director's line ASIC wired to every pod spine): the
  * digit that picks among such children going up from the level below
  * them, so that destinations of one leaf that differ there come down
@@ -781,9 +785,13 @@ static int pick_down_link(const struct oo_build *b,
 	unsigned below = si->level - 1, k;
 
 	if (pl->one_child && t->level_parents[below]) {
+		unsigned P = t->level_parents[below];
+		unsigned slots = t->level_slots[below];
 		unsigned slot = level_slot(b, below, rank, lid_offset);
+		unsigned lanes = slots ? (slots + P - 1) / P : 1;
+		uint64_t turn = slots ? rank / t->divisor[below] / slots : 0;
 
-		k = slot / t->level_parents[below] % pl->n;
+		k = (unsigned)((turn * lanes + slot / P) % pl->n);
 	} else
 		k = oo_coordinated_slot(rank, t->divisor[below ? below - 1 : 0],
 					lid_offset, pl->n);

@@ -4,7 +4,7 @@ and the report of --doc."""
 import datetime
 
 from osmoffset.benchreport import fmt, git_describe, host_name, md_table
-from osmoffset.fabricsuite import (ENGINE_BY_NAME, MARK, ORDERS,
+from osmoffset.fabricsuite import (ENGINE_BY_NAME, EPS, MARK, ORDERS,
                                    ORDER_TITLE, traffics, value)
 
 
@@ -61,6 +61,35 @@ def fabric_table(results, f, engines, lmcs, flagged):
     return md_table(head, rows)
 
 
+def versus_dfsssp(results, fabs, lmcs):
+    """Markdown lines: per fabric, the figures of ours below, equal to and
+    above stock dfsssp's (the goal beyond stock updn)."""
+    rows, tot = [], [0, 0, 0]
+    for f, _i in fabs:
+        n = [0, 0, 0]
+        for l in lmcs:
+            for o, _s in ORDERS:
+                for t in traffics(l):
+                    a = value(results, f, "ours", l, o, t)
+                    b = value(results, f, "dfsssp", l, o, t)
+                    if a is None or b is None:
+                        continue
+                    n[0 if a < b - EPS else 1 if a <= b + EPS else 2] += 1
+        if sum(n):
+            rows.append([f] + [str(x) for x in n])
+            tot = [x + y for x, y in zip(tot, n)]
+    if not rows:
+        return []
+    out = ["**Against stock dfsssp** (the goal beyond stock updn): ours "
+           "below in %d, equal in %d, above in %d figures. dfsssp's "
+           "figures are of its LFTs alone; where they have a credit loop "
+           "it needs its virtual lanes (see the notes)." % tuple(tot), ""]
+    out.extend(md_table(["fabric", "ours below dfsssp", "equal",
+                         "ours above dfsssp"], rows))
+    out.append("")
+    return out
+
+
 def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
               below, elapsed):
     """The Markdown report; command: how it was made."""
@@ -100,6 +129,8 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
         L.extend(md_table(["fabric", "figures of ours below stock updn",
                            "worst (ours / updn)"], rows))
         add("")
+    if "dfsssp" in engines:
+        L.extend(versus_dfsssp(results, fabs, lmcs))
     add("Figures: shift-alltoall efficiency as lft-analyze computes it "
         "(mean over the rounds of 1 / the largest number of flows on one "
         "link; 1.0 = contention-free). *base*: every rank sends to its "
