@@ -777,6 +777,33 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
  * them, so that destinations of one leaf that differ there come down
  * through different children, as they would go up.
  */
+/*
+ * Where this switch sits among the nominal parents of the child behind
+ * the plan's links (the position its up slots there carry), or -1 when
+ * the child numbers its slots its own way (a tapered edge).
+ */
+static int position_at_child(const struct oo_build *b,
+			     const struct oo_swinfo *si,
+			     const struct oo_plan *pl)
+{
+	const struct oo_tree *t = &b->tree;
+	uint8_t port = pl->port[pl->order[0]];
+	unsigned below = si->level - 1;
+	const struct oo_swinfo *child;
+	osm_physp_t *p, *r;
+	int16_t slot;
+
+	if (!si->remote[port])
+		return -1;
+	child = &t->info[si->remote[port] - 1];
+	p = osm_node_get_physp_ptr(si->sw->p_node, port);
+	r = p ? osm_physp_get_remote(p) : NULL;
+	if (!r || child->slots != t->level_slots[below])
+		return -1;
+	slot = child->slot[osm_physp_get_port_num(r)];
+	return slot < 0 ? -1 : slot % (int)t->level_parents[below];
+}
+
 static int pick_down_link(const struct oo_build *b,
 			  const struct oo_swinfo *si, const struct oo_plan *pl,
 			  unsigned rank, unsigned lid_offset)
@@ -790,8 +817,15 @@ static int pick_down_link(const struct oo_build *b,
 		unsigned slot = level_slot(b, below, rank, lid_offset);
 		unsigned lanes = slots ? (slots + P - 1) / P : 1;
 		uint64_t turn = slots ? rank / t->divisor[below] / slots : 0;
+		int pos = pl->n > 1 ? position_at_child(b, si, pl) : -1;
 
 		k = (unsigned)((turn * lanes + slot / P) % pl->n);
+		/* a LID whose nominal slot leads to another parent comes here
+		   only on a detour: keep it off the lane of the LID that
+		   comes here by its own slot */
+		if (pos >= 0 && slot % P != (unsigned)pos)
+			k = (k + 1 + ((slot % P + P - (unsigned)pos) % P - 1) %
+			     (pl->n - 1)) % pl->n;
 	} else
 		k = oo_coordinated_slot(rank, t->divisor[below ? below - 1 : 0],
 					lid_offset, pl->n);

@@ -75,3 +75,39 @@ def test_offsetting_not_below_stock_in_leaf_order(tmp_path_factory, lmc,
     a = ours["shift"][traffic]["efficiency"]
     b = stock["shift"][traffic]["efficiency"]
     assert a >= b - 1e-9, "offsetting %.4f < stock updn %.4f" % (a, b)
+
+
+QDR = os.path.join(os.path.dirname(REPO), "shared", "realfabrics",
+                   "qdr-irregular-x5.ibnetdiscover")
+
+
+def test_doubled_cables_to_few_spines_carry_a_job_without_contention(
+        tmp_path):
+    """The QDR dump: one leaf (21 hosts) has six cables to each of two
+    spines, the next leaf three to each of four.  A job on the first
+    quarter of the hosts (leaf order) spans the two: stock updn gets
+    0.643.  Port offsetting's spines spread the LIDs that arrive from the
+    first leaf (on a detour: its nominal slots lead to spines it has no
+    cable to) over the parallel cables down, and the job runs free of
+    contention (1.000)."""
+    if not os.path.isfile(QDR):
+        pytest.skip("%s is absent" % QDR)
+    if plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+    figures = {}
+    for mode in ("stock", "on"):
+        out = tmp_path / mode
+        args = ["--ibnetdiscover", QDR, "--map", QDR[:-len(".ibnetdiscover")]
+                + ".map", "--out", str(out), "--quiet", "--no-ibroute"]
+        args += ["--stock"] if mode == "stock" else [
+            "--port-offsetting", "on", "--plugin-dir", plugin_dir()]
+        p = run_osm_sim(args, timeout=600)
+        assert p.returncode == 0, p.stderr
+        a = run_script(LFT_ANALYZE, [
+            "--lfts", str(out / "opensm-lfts.dump"),
+            "--topology", str(out / "opensm-subnet.lst"),
+            "--job", "quarter", "--bisections", "1", "--json"])
+        assert a.returncode in (0, 1), a.stderr
+        figures[mode] = json.loads(a.stdout)["shift"]["base"]["efficiency"]
+    assert abs(figures["stock"] - 0.643) < 0.001, figures
+    assert figures["on"] == 1.0, figures
