@@ -464,4 +464,36 @@ int oo_reach_fill(const struct oo_reach_net *net,
  */
 int oo_reach_acyclic(const struct oo_reach_net *net);
 
+/*
+ * The channel dependencies of the tables with a topological order of the
+ * channels, kept as LIDs' dependencies are added (osm_offset_cdg.c).
+ */
+struct oo_cdg {
+	const struct oo_reach_net *net;
+	unsigned stride;
+	size_t nodes;		/* channels: switch * stride + in port */
+	uint8_t *bits;		/* per channel: out ports it waits for */
+	uint32_t *ord;		/* per channel: its position */
+	uint32_t *at;		/* per position: its channel */
+	uint32_t *seen;		/* search stamps */
+	uint32_t stamp;
+	uint32_t *fwd, *bwd, *stack;	/* search scratch */
+	size_t *added;		/* bits the last oo_cdg_add_lid() set */
+	size_t num_added, max_added;
+};
+
+/*
+ * The dependencies of net's tables as they are: 1 ordered (acyclic), 0 a
+ * cycle (free it all the same), -1 no memory (nothing left allocated).
+ */
+int oo_cdg_init(struct oo_cdg *g, const struct oo_reach_net *net);
+
+/*
+ * Add the dependencies of the routes of lid as the tables now have them:
+ * 1 done (still acyclic), 0 they would close a cycle (none added), -1 no
+ * memory (none added).
+ */
+int oo_cdg_add_lid(struct oo_cdg *g, unsigned lid);
+void oo_cdg_free(struct oo_cdg *g);
+
 #endif				/* OSMOFFSET_H */

@@ -366,115 +366,6 @@ static unsigned fill_lid(const struct oo_reach_net *net,
 }
 
 /**********************************************************************
- * Credit loops: the channel dependency graph of the LFTs
- **********************************************************************/
-
-struct dep_graph {
-	unsigned stride;
-	size_t nodes;		/* channels: switch * stride + in port */
-	uint8_t *bits;		/* per switch: in port x out port */
-	uint32_t *indeg;
-	uint32_t *queue;
-};
-
-static size_t dep_bit(const struct dep_graph *g, uint32_t t, unsigned in,
-		      unsigned out)
-{
-	return ((size_t)t * g->stride + in) * g->stride + out;
-}
-
-/*
- * A packet of the LID that enters t through port in and leaves it through
- * out toward another switch holds the first channel while it waits for
- * the second: one dependency per (t, in, out), whatever the LID.
- */
-static void mark_dependencies(const struct oo_reach_net *net,
-			      struct dep_graph *g)
-{
-	uint32_t s;
-
-	for (s = 0; s < net->num_sw; s++) {
-		unsigned lid;
-
-		for (lid = 1; lid < net->lft_len[s]; lid++) {
-			uint8_t p = net->lft[s][lid], q;
-			size_t at = (size_t)s * net->stride + p, b;
-			uint32_t t;
-
-			if (!valid_port(net, p) ||
-			    (t = net->next[at]) == OO_EVAL_NONE)
-				continue;
-			q = entry(net, t, lid);
-			if (!valid_port(net, q) || net->next[(size_t)t *
-			    net->stride + q] == OO_EVAL_NONE)
-				continue;
-			b = dep_bit(g, t, net->rport[at], q);
-			g->bits[b / 8] |= (uint8_t)(1U << (b % 8));
-		}
-	}
-}
-
-static int dep_set(const struct dep_graph *g, size_t b)
-{
-	return g->bits[b / 8] >> (b % 8) & 1;
-}
-
-/* Kahn's algorithm: whether every channel can be ordered. */
-static int dep_acyclic(const struct oo_reach_net *net, struct dep_graph *g)
-{
-	size_t node, head = 0, tail = 0;
-	unsigned q;
-
-	for (node = 0; node < g->nodes; node++)
-		for (q = 0; q < g->stride; q++)
-			if (dep_set(g, node * g->stride + q)) {
-				size_t at = node / g->stride * g->stride + q;
-
-				g->indeg[(size_t)net->next[at] * g->stride +
-					 net->rport[at]]++;
-			}
-	for (node = 0; node < g->nodes; node++)
-		if (!g->indeg[node])
-			g->queue[tail++] = (uint32_t)node;
-	while (head < tail) {
-		node = g->queue[head++];
-		for (q = 0; q < g->stride; q++) {
-			size_t at = node / g->stride * g->stride + q, v;
-
-			if (!dep_set(g, node * g->stride + q))
-				continue;
-			v = (size_t)net->next[at] * g->stride +
-			    net->rport[at];
-			if (!--g->indeg[v])
-				g->queue[tail++] = (uint32_t)v;
-		}
-	}
-	return tail == g->nodes;
-}
-
-int oo_reach_acyclic(const struct oo_reach_net *net)
-{
-	struct dep_graph g;
-	size_t bits;
-	int ret = -1;
-
-	g.stride = net->stride;
-	g.nodes = (size_t)net->num_sw * net->stride;
-	bits = g.nodes * net->stride;
-	g.bits = calloc(bits / 8 + 1, 1);
-	g.indeg = calloc(g.nodes + 1, sizeof(*g.indeg));
-	g.queue = malloc(sizeof(*g.queue) * (g.nodes + 1));
-	if (g.bits && g.indeg && g.queue) {
-		mark_dependencies(net, &g);
-		ret = dep_acyclic(net, &g);
-	}
-	free(g.bits);
-	free(g.indeg);
-	free(g.queue);
-	return ret;
-}
-
-/**********************************************************************
  * The pass
  **********************************************************************/
 
@@ -563,35 +454,45 @@ static int fill_all(const struct oo_reach_net *net, struct reach_work *w,
 
 /*
  * One destination at a time, each kept only if the dependencies stay
- * acyclic.  Returns 0, or -1 with no memory.
+ * acyclic: the dependency graph of the tables is built once, and each
+ * destination's LID adds its own (oo_cdg_add_lid()), so the cost grows
+ * with what the fills change, not with the size of every table.  Returns
+ * 0, or -1 with no memory.
  */
 static int fill_one_by_one(const struct oo_reach_net *net,
 			   struct reach_work *w, unsigned offset,
 			   struct oo_reach_result *res)
 {
+	struct oo_cdg g;
 	uint32_t d;
+	int ok = oo_cdg_init(&g, net);
 
 	memset(res, 0, sizeof(*res));
-	for (d = 0; d < net->num_dests; d++) {
+	if (ok <= 0) {
+		/* no memory, or a loop already (never from up/down tables):
+		   no fill can be judged */
+		if (!ok)
+			oo_cdg_free(&g);
+		return ok < 0 ? -1 : 0;
+	}
+	for (d = 0; d < net->num_dests && ok >= 0; d++) {
 		struct oo_reach_result one = { 0, 0, 0, 0, 0 };
 		size_t start = w->num_fills;
-		int ok;
 
 		res->lids += fill_dest(net, w, d, offset, &one);
 		res->left += one.left;
 		if (!one.filled)
 			continue;
-		ok = oo_reach_acyclic(net);
-		if (ok < 0)
-			return -1;
-		if (!ok) {
+		ok = oo_cdg_add_lid(&g, net->dest_lid[d] + offset);
+		if (ok <= 0) {
 			undo_fills(net, w, start);
 			res->left += one.filled;
 			continue;
 		}
 		res->filled += one.filled;
 	}
-	return 0;
+	oo_cdg_free(&g);
+	return ok < 0 ? -1 : 0;
 }
 
 /*

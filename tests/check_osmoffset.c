@@ -1577,6 +1577,72 @@ START_TEST(reach_finds_credit_loops)
 }
 END_TEST
 
+/* Every dependency of g points forward in its order. */
+static void assert_cdg_ordered(const struct oo_cdg *g,
+			       const struct reach_model *m)
+{
+	size_t u;
+	unsigned q;
+
+	for (u = 0; u < g->nodes; u++)
+		for (q = 0; q < g->stride; q++) {
+			size_t b = u * g->stride + q, at, v;
+
+			if (!(g->bits[b / 8] >> (b % 8) & 1))
+				continue;
+			at = u / g->stride * g->stride + q;
+			v = (size_t)m->next[at] * g->stride + m->rport[at];
+			ck_assert_msg(g->ord[u] < g->ord[v],
+				      "channel %zu (at %u) waits for %zu (at %u)",
+				      u, g->ord[u], v, g->ord[v]);
+		}
+}
+
+START_TEST(cdg_adds_lids_and_refuses_a_loop)
+{
+	struct reach_model m;
+	struct oo_cdg g;
+	uint8_t *bits;
+	size_t len;
+
+	/* the hosts cross over (see reach_finds_credit_loops) and S1 turns
+	   m0 at L0: no ring yet */
+	reach_model_init(&m);
+	m.lft[0][6] = 3;
+	m.lft[1][5] = 4;
+	m.lft[3][7] = 1;
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	ck_assert_int_eq(oo_cdg_init(&g, &m.net), 1);
+	assert_cdg_ordered(&g, &m);
+	len = g.nodes * g.stride / 8 + 1;
+	bits = malloc(len);
+	ck_assert_ptr_nonnull(bits);
+	memcpy(bits, g.bits, len);
+	/* S0 turns S1's LID at L1: the ring closes; nothing is added */
+	m.lft[2][4] = 2;
+	m.lft[1][4] = 4;
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
+	ck_assert_int_eq(oo_cdg_add_lid(&g, 4), 0);
+	ck_assert_int_eq(memcmp(bits, g.bits, len), 0);
+	assert_cdg_ordered(&g, &m);
+	/* both turns at L0: no ring; its dependencies go in, in order */
+	m.lft[2][4] = 1;
+	m.lft[0][4] = 4;
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	ck_assert_int_eq(oo_cdg_add_lid(&g, 4), 1);
+	ck_assert_int_ne(memcmp(bits, g.bits, len), 0);
+	assert_cdg_ordered(&g, &m);
+	free(bits);
+	oo_cdg_free(&g);
+	/* tables with a ring already: init says so */
+	m.lft[2][4] = 2;
+	m.lft[1][4] = 4;
+	m.lft[0][4] = 3;
+	ck_assert_int_eq(oo_cdg_init(&g, &m.net), 0);
+	oo_cdg_free(&g);
+}
+END_TEST
+
 START_TEST(reach_all_option)
 {
 	struct oo_options o;
@@ -1662,6 +1728,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rc, reach_fills_a_ca_on_a_spine_through_a_leaf);
 	tcase_add_test(rc, reach_leaves_a_lid_no_switch_reaches);
 	tcase_add_test(rc, reach_finds_credit_loops);
+	tcase_add_test(rc, cdg_adds_lids_and_refuses_a_loop);
 	suite_add_tcase(s, rc);
 	return s;
 }
