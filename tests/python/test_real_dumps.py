@@ -32,21 +32,28 @@ def routed(tmp_path_factory, lmc, mode):
     key = (lmc, mode)
     if key not in _runs:
         out = tmp_path_factory.mktemp("ndr-%d-%s" % key)
-        args = ["--ibnetdiscover", DUMP, "--out", str(out), "--lmc",
-                str(lmc), "--quiet", "--no-ibroute"]
-        args += ["--stock"] if mode == "stock" else [
-            "--port-offsetting", "on", "--plugin-dir", plugin_dir()]
-        p = run_osm_sim(args, timeout=600)
-        assert p.returncode == 0, p.stderr
-        a = run_script(LFT_ANALYZE, [
-            "--lfts", str(out / "opensm-lfts.dump"),
-            "--topology", str(out / "opensm-subnet.lst"),
-            "--lmc", str(lmc), "--bisections", "1", "--json"], timeout=600)
-        assert a.returncode in (0, 1), a.stderr
-        with open(str(out / "osm.log"), errors="replace") as f:
-            log = f.read()
-        _runs[key] = (json.loads(a.stdout), log)
+        _runs[key] = route_dump(out, ["--ibnetdiscover", DUMP], mode, lmc)
     return _runs[key]
+
+
+def route_dump(out, source, mode, lmc=0, analyze=()):
+    """osm-sim on source (its arguments naming the fabric) into out, stock
+    or with port offsetting, and lft-analyze's --json of the tables
+    (analyze: more of its arguments); returns (that JSON, osm.log)."""
+    args = source + ["--out", str(out), "--lmc", str(lmc), "--quiet",
+                     "--no-ibroute"]
+    args += ["--stock"] if mode == "stock" else [
+        "--port-offsetting", "on", "--plugin-dir", plugin_dir()]
+    p = run_osm_sim(args, timeout=600)
+    assert p.returncode == 0, p.stderr
+    a = run_script(LFT_ANALYZE, [
+        "--lfts", str(out / "opensm-lfts.dump"),
+        "--topology", str(out / "opensm-subnet.lst"),
+        "--lmc", str(lmc), "--bisections", "1", "--json"] + list(analyze),
+        timeout=600)
+    assert a.returncode in (0, 1), a.stderr
+    with open(str(out / "osm.log"), errors="replace") as f:
+        return json.loads(a.stdout), f.read()
 
 
 def test_stock_updn_takes_leaves_for_roots_and_loops(tmp_path_factory):
@@ -95,19 +102,11 @@ def test_doubled_cables_to_few_spines_carry_a_job_without_contention(
     if plugin_dir() is None:
         pytest.skip(PLUGIN_SKIP_REASON)
     figures = {}
+    source = ["--ibnetdiscover", QDR, "--map",
+              QDR[:-len(".ibnetdiscover")] + ".map"]
     for mode in ("stock", "on"):
-        out = tmp_path / mode
-        args = ["--ibnetdiscover", QDR, "--map", QDR[:-len(".ibnetdiscover")]
-                + ".map", "--out", str(out), "--quiet", "--no-ibroute"]
-        args += ["--stock"] if mode == "stock" else [
-            "--port-offsetting", "on", "--plugin-dir", plugin_dir()]
-        p = run_osm_sim(args, timeout=600)
-        assert p.returncode == 0, p.stderr
-        a = run_script(LFT_ANALYZE, [
-            "--lfts", str(out / "opensm-lfts.dump"),
-            "--topology", str(out / "opensm-subnet.lst"),
-            "--job", "quarter", "--bisections", "1", "--json"])
-        assert a.returncode in (0, 1), a.stderr
-        figures[mode] = json.loads(a.stdout)["shift"]["base"]["efficiency"]
+        res, _log = route_dump(tmp_path / mode, source, mode,
+                               analyze=["--job", "quarter"])
+        figures[mode] = res["shift"]["base"]["efficiency"]
     assert abs(figures["stock"] - 0.643) < 0.001, figures
     assert figures["on"] == 1.0, figures
