@@ -226,16 +226,16 @@ unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue);
  * takes leaves for roots when there are many of them: a leaf with 3 % of
  * the hosts sees the other 97 % two hops away.  Up/down over a leaf root
  * turns down/up at that leaf and lets credit loops form.  This drops the
- * roots (rank[s] == 0) that are leaves, switches with hosts of their own
- * (hosts[s], no SHARP nodes) and no more cables to other switches with
- * hosts than hosts, when a root that is no leaf remains (a spine with a
- * management HCA stays).  Dropped roots get OO_UPDN_NO_RANK, and then
+ * roots (rank[s] == 0) that are leaves (leaf[s], see oo_rank_leaves():
+ * switches with hosts of their own, no SHARP nodes, that look neither like
+ * a spine nor like a core with management HCAs), when a root that is no
+ * leaf remains (a spine or core with a management HCA stays).  Dropped roots get OO_UPDN_NO_RANK, and then
  * every switch that is no leaf and is cabled to leaves only (a spine of a
  * two-level tree the detection missed) becomes a root.  Returns how many
  * roots were dropped.
  */
 unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
-				 const unsigned *hosts, unsigned *rank);
+				 const uint8_t *leaf, unsigned *rank);
 
 /* Mark which steps go down, once the ranks are known. */
 void oo_updn_directions(struct oo_updn_graph *g);
@@ -408,6 +408,13 @@ struct oo_rank_tree {
  */
 int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t);
 void oo_rank_tree_free(struct oo_rank_tree *t);
+
+/*
+ * The leaves as oo_rank_tree() finds them: leaf[s] = 1 for a switch with
+ * hosts that is neither spine-like nor core-like.  Returns 0, or -1 with
+ * no memory.
+ */
+int oo_rank_leaves(const struct oo_rank_graph *g, uint8_t *leaf);
 
 /*
  * Compare two node descriptions the way people sort host names: runs of

@@ -175,6 +175,32 @@ static int is_core_with_hosts(const struct oo_rank_graph *g,
 	    spans_groups(g, t, s, typical);
 }
 
+static int is_leaf_switch(const struct oo_rank_graph *g,
+			  struct oo_rank_tree *t, unsigned s, unsigned typical)
+{
+	return g->hosts[s] && !looks_like_spine(g, s) &&
+	    !is_core_with_hosts(g, t, s, typical);
+}
+
+int oo_rank_leaves(const struct oo_rank_graph *g, uint8_t *leaf)
+{
+	struct oo_rank_tree t;
+	unsigned s, typical;
+
+	memset(&t, 0, sizeof(t));
+	t.seen = calloc(g->num_sw + 1, sizeof(*t.seen));
+	t.nominal = calloc(g->num_sw + 1, sizeof(*t.nominal));
+	if (!t.seen || !t.nominal) {
+		free_work(&t);
+		return -1;
+	}
+	typical = typical_hosts(g, t.nominal);
+	for (s = 0; s < g->num_sw; s++)
+		leaf[s] = (uint8_t)is_leaf_switch(g, &t, s, typical);
+	free_work(&t);
+	return 0;
+}
+
 /* Leaves get level 0; returns how many. */
 static unsigned find_leaves(const struct oo_rank_graph *g,
 			    struct oo_rank_tree *t)
@@ -183,8 +209,7 @@ static unsigned find_leaves(const struct oo_rank_graph *g,
 
 	for (s = 0; s < g->num_sw; s++) {
 		t->level[s] = OO_NO_LEVEL;
-		if (g->hosts[s] && !looks_like_spine(g, s) &&
-		    !is_core_with_hosts(g, t, s, typical)) {
+		if (is_leaf_switch(g, t, s, typical)) {
 			t->level[s] = 0;
 			n++;
 		}

@@ -182,41 +182,20 @@ void oo_minhop_rows(const struct oo_updn_graph *g, unsigned target,
 	}
 }
 
-/* Cables from switch s to other switches with hosts of their own. */
-static unsigned cables_to_host_switches(const struct oo_updn_graph *g,
-					const unsigned *hosts, unsigned s)
-{
-	unsigned i, n = 0;
-
-	for (i = g->first[s]; i < g->first[s + 1]; i++) {
-		const struct oo_updn_link *l = &g->link[i];
-
-		if ((l->flags & OO_LINK_DIRECT) && hosts[l->to])
-			n++;
-	}
-	return n;
-}
-
-static int is_leaf(const struct oo_updn_graph *g, const unsigned *hosts,
-		   unsigned s)
-{
-	return hosts[s] && hosts[s] >= cables_to_host_switches(g, hosts, s);
-}
-
 /* A switch that is no leaf and is cabled to leaves only: a spine. */
 static int is_spine_over_leaves(const struct oo_updn_graph *g,
-				const unsigned *hosts, unsigned s)
+				const uint8_t *leaf, unsigned s)
 {
 	unsigned i, n = 0;
 
-	if (is_leaf(g, hosts, s))
+	if (leaf[s])
 		return 0;
 	for (i = g->first[s]; i < g->first[s + 1]; i++) {
 		const struct oo_updn_link *l = &g->link[i];
 
 		if (!(l->flags & OO_LINK_DIRECT))
 			continue;
-		if (!is_leaf(g, hosts, l->to))
+		if (!leaf[l->to])
 			return 0;
 		n++;
 	}
@@ -224,24 +203,24 @@ static int is_spine_over_leaves(const struct oo_updn_graph *g,
 }
 
 unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
-				 const unsigned *hosts, unsigned *rank)
+				 const uint8_t *leaf, unsigned *rank)
 {
 	unsigned s, spines = 0, dropped = 0;
 
 	for (s = 0; s < g->num_sw; s++)
-		if (!rank[s] && !is_leaf(g, hosts, s))
+		if (!rank[s] && !leaf[s])
 			spines++;
 	if (!spines)
 		return 0;
 	for (s = 0; s < g->num_sw; s++)
-		if (!rank[s] && is_leaf(g, hosts, s)) {
+		if (!rank[s] && leaf[s]) {
 			rank[s] = OO_UPDN_NO_RANK;
 			dropped++;
 		}
 	/* the other spines of a two-level tree join the ones left */
 	if (dropped)
 		for (s = 0; s < g->num_sw; s++)
-			if (rank[s] && is_spine_over_leaves(g, hosts, s))
+			if (rank[s] && is_spine_over_leaves(g, leaf, s))
 				rank[s] = 0;
 	return dropped;
 }

@@ -407,19 +407,67 @@ static unsigned count_cas(struct oo_hops *h, unsigned *cas)
 	return total;
 }
 
+/*
+ * The leaves of the switch graph as the tree ranking finds them
+ * (oo_rank_leaves()), over the cables between switches.  NULL with no
+ * memory.
+ */
+static uint8_t *find_leaves(const struct oo_hops *h, const unsigned *cas)
+{
+	const struct oo_updn_graph *g = &h->g;
+	unsigned *first = calloc(g->num_sw + 1, sizeof(*first));
+	struct oo_rank_link *link = calloc(g->first[g->num_sw] + 1,
+					   sizeof(*link));
+	uint8_t *leaf = calloc(g->num_sw + 1, 1);
+	struct oo_rank_graph rg;
+	unsigned s, i, n = 0;
+
+	if (first && link && leaf) {
+		for (s = 0; s < g->num_sw; s++) {
+			first[s] = n;
+			for (i = g->first[s]; i < g->first[s + 1]; i++)
+				if (g->link[i].flags & OO_LINK_DIRECT) {
+					link[n].to = g->link[i].to;
+					link[n++].port = g->link[i].port;
+				}
+		}
+		first[g->num_sw] = n;
+		rg.num_sw = g->num_sw;
+		rg.stride = g->stride;
+		rg.first = first;
+		rg.link = link;
+		rg.hosts = cas;
+		rg.order = first;	/* ties do not matter here */
+		if (oo_rank_leaves(&rg, leaf)) {
+			free(leaf);
+			leaf = NULL;
+		}
+	} else {
+		free(leaf);
+		leaf = NULL;
+	}
+	free(first);
+	free(link);
+	return leaf;
+}
+
 /* Leaves updn's detection took for roots (see oo_updn_drop_leaf_roots()). */
 static void drop_leaf_roots(struct oo_hops *h, const unsigned *cas)
 {
 	unsigned found = h->num_roots, dropped, s;
+	uint8_t *leaf = find_leaves(h, cas);
 
-	dropped = oo_updn_drop_leaf_roots(&h->g, cas, h->rank);
+	if (!leaf)
+		return;		/* no memory: updn's roots as found */
+	dropped = oo_updn_drop_leaf_roots(&h->g, leaf, h->rank);
+	free(leaf);
 	if (!dropped)
 		return;
 	for (h->num_roots = 0, s = 0; s < h->g.num_sw; s++)
 		h->num_roots += !h->rank[s];
 	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u of the %u root switches "
-		"updn's detection found are leaves (hosts of their own, no "
-		"more cables to host switches); left out, with the spines "
+		"updn's detection found are leaves (hosts of their own, "
+		"neither spine- nor core-like); left out, with the spines "
 		"over leaves as roots: %u roots (up/down over a leaf root "
 		"lets credit loops form)\n", dropped, found, h->num_roots);
 }

@@ -757,11 +757,11 @@ START_TEST(updn_leaf_roots_are_left_out)
 	/* the diamond as a two-level tree: leaves X and Y with hosts,
 	   spines R0 and Z */
 	struct oo_updn_graph g = diamond();
-	unsigned hosts[NSW] = { 0, 17, 17, 0 };
+	uint8_t leaf[NSW] = { 0, 1, 1, 0 };
 
 	/* updn's detection took every switch for a root */
 	memset(updn_rank, 0, sizeof(updn_rank));
-	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, hosts, updn_rank), 2);
+	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, leaf, updn_rank), 2);
 	ck_assert_uint_eq(updn_rank[R0], 0);
 	ck_assert_uint_eq(updn_rank[Z], 0);
 	ck_assert_uint_eq(updn_rank[X], OO_UPDN_NO_RANK);
@@ -771,14 +771,14 @@ START_TEST(updn_leaf_roots_are_left_out)
 	g = diamond();
 	updn_rank[R0] = OO_UPDN_NO_RANK;
 	updn_rank[X] = 0;
-	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, hosts, updn_rank), 0);
+	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, leaf, updn_rank), 0);
 	ck_assert_uint_eq(updn_rank[X], 0);
 
-	/* a management HCA on spine Z keeps it a spine, and it joins R0 */
+	/* a spine root (Z; a management HCA on it leaves it a spine, see
+	   the rank tests) stays, a leaf root goes, and R0 joins */
 	g = diamond();
-	hosts[Z] = 1;
 	updn_rank[X] = 0;
-	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, hosts, updn_rank), 1);
+	ck_assert_uint_eq(oo_updn_drop_leaf_roots(&g, leaf, updn_rank), 1);
 	ck_assert_uint_eq(updn_rank[R0], 0);
 	ck_assert_uint_eq(updn_rank[Z], 0);
 	ck_assert_uint_eq(updn_rank[X], OO_UPDN_NO_RANK);
@@ -1271,6 +1271,7 @@ START_TEST(rank_hosts_on_a_core_keep_it_a_core)
 		{ 4, 3, 8, 1 }, { 6, 3, 8, 2 }, { 5, 3, 9, 1 },
 		{ 7, 3, 9, 2 },
 	};
+	uint8_t leaf[10];
 	unsigned s;
 	struct rg r;
 
@@ -1282,6 +1283,10 @@ START_TEST(rank_hosts_on_a_core_keep_it_a_core)
 		ck_assert_uint_eq(r.t.level[s], 1);
 	ck_assert_uint_eq(r.t.level[8], 2);
 	ck_assert_uint_eq(r.t.level[9], 2);
+	/* what updn's leaf-root rule asks */
+	ck_assert_int_eq(oo_rank_leaves(&r.g, leaf), 0);
+	for (s = 0; s < 10; s++)
+		ck_assert_uint_eq(leaf[s], s < 4);
 	ck_assert_uint_eq(r.t.level_slots[0], 2);
 	ck_assert_uint_eq(r.t.level_slots[1], 1);
 	ck_assert_uint_eq(r.t.divisor[1], 2);

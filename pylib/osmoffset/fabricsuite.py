@@ -117,9 +117,11 @@ def make_analogs(out):
             raise UsageError("gen-fabric %s: %s" % (
                 name, benchcells.last_line(p.stderr or p.stdout)
                 or "exit %d" % p.returncode))
-        fabs.append((name, {"net": net, "kind": "analog",
-                            "source": "%s (`gen-fabric %s`)"
-                            % (what, " ".join(args))}))
+        # routed as a dump would be: updn finds its roots itself
+        fabs.append((name, {"net": net, "kind": "analog", "roots": "none",
+                            "source": "%s (`gen-fabric %s`; routed with "
+                            "`--roots none`, updn finding its roots as on "
+                            "a dump)" % (what, " ".join(args))}))
     return fabs
 
 
@@ -207,11 +209,14 @@ def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
 # one cell: route + analyse
 # ----------------------------------------------------------------------
 
-def cell_argv(engine, net, lmc, celldir, plugin_options):
-    """osm-sim's options for one cell."""
+def cell_argv(engine, net, lmc, celldir, plugin_options, roots=None):
+    """osm-sim's options for one cell (roots: its --roots, if not the
+    default)."""
     argv = ["--net", net, "--out", celldir, "--lmc", str(lmc),
             "--allow-fallback", "--no-ibroute", "--quiet"] + \
         ENGINE_BY_NAME[engine][2]
+    if roots:
+        argv += ["--roots", roots]
     if ENGINE_BY_NAME[engine][4]:
         for tok in plugin_options:
             argv += ["--plugin-option", tok]
@@ -250,7 +255,7 @@ def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force):
             for lmc in lmcs:
                 celldir = os.path.join(out, "runs", f, e, "lmc%d" % lmc)
                 argv = cell_argv(e, info["net"], lmc, celldir,
-                                 plugin_options)
+                                 plugin_options, info.get("roots"))
                 ours = ENGINE_BY_NAME[e][4]
                 key = {"argv": argv, "net_sha": info["sha"],
                        "seed": seed, "orders": ORDERS,

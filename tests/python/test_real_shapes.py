@@ -214,27 +214,31 @@ def analyse_run(out):
     return json.loads(proc.stdout)
 
 
+@pytest.mark.parametrize("roots", ["auto", "none"])
 @pytest.mark.parametrize("lmc", LMCS)
-def test_management_hcas_on_two_cores_reach_each_other(tmp_path, lmc):
-    """gen-fabric's three-level tree (two pods of two edges and two pod
-    spines, four cores) with a management HCA on each of two cores.
+def test_management_hcas_on_two_cores_reach_each_other(tmp_path, lmc,
+                                                       roots):
+    """gen-fabric's three-level tree (two pods of four edges and four pod
+    spines, eight cores) with a management HCA on each of two cores.
     Stock updn cannot route the two HCAs to each other (a down/up turn
     below the cores: 2 CA/LID pairs per LID offset).  The plugin takes the
-    cores for cores, not leaves (build_tree: 3 levels, the edges' 2 up
+    cores for cores, not leaves (build_tree: 3 levels, the edges' 4 up
     slots), and its reach pass routes the pair through one pod spine
-    under both: every CA reaches every LID, no credit loop."""
+    under both: every CA reaches every LID, no credit loop.  With the
+    roots left to updn's detection (as on a dump), the cores with an HCA
+    stay roots like the others (they are no leaves)."""
     need_mode("on")
     net = str(tmp_path / "core-hosts.net")
     proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"), [
-        "cluster", "--pods", "2", "--pod-spines", "2", "--edges", "4",
-        "--hosts-per-edge", "4", "--uplinks", "2", "--spines", "4",
+        "cluster", "--pods", "2", "--pod-spines", "4", "--edges", "8",
+        "--hosts-per-edge", "8", "--uplinks", "4", "--spines", "8",
         "--core-hosts", "2", "--random-guids", "-o", net])
     assert proc.returncode == 0, proc.stderr
     res = {}
     for mode in MODES:
         out = tmp_path / mode
         args = ["--net", net, "--out", str(out), "--lmc", str(lmc),
-                "--quiet", "--no-ibroute"]
+                "--quiet", "--no-ibroute", "--roots", roots]
         args += ["--stock"] if mode == "stock" else \
             ["--port-offsetting", "on", "--plugin-dir", plugin_dir(),
              "--", "-D", "0x47"]
@@ -247,5 +251,6 @@ def test_management_hcas_on_two_cores_reach_each_other(tmp_path, lmc):
     assert not res["on"]["credit_loop"], res["on"]["credit_cycle"]
     with open(str(tmp_path / "on" / "osm.log"), errors="replace") as f:
         log = f.read()
-    assert "12 switches in 3 levels; up slots per level: 2 2 " in log, \
+    assert "24 switches in 3 levels; up slots per level: 4 4 " in log, \
         [ln for ln in log.splitlines() if "build_tree" in ln]
+    assert "root switches updn's detection found are leaves" not in log
