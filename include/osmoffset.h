@@ -411,8 +411,8 @@ void oo_rank_tree_free(struct oo_rank_tree *t);
 
 /*
  * The leaves as oo_rank_tree() finds them: leaf[s] = 1 for a switch with
- * hosts that is neither spine-like nor core-like.  Returns 0, or -1 with
- * no memory.
+ * hosts that is neither spine-like nor core-like (g->order is not read).
+ * Returns 0, or -1 with no memory.
  */
 int oo_rank_leaves(const struct oo_rank_graph *g, uint8_t *leaf);
 

@@ -212,13 +212,12 @@ static int search(struct oo_cdg *g, size_t start, int forward, uint32_t lo,
 			/* the link into t through port w % stride comes from
 			   switch s out of its port q: every (s, in) that
 			   depends on it */
-			size_t at = w;
-			uint32_t s = g->net->next[at];
+			uint32_t s = g->net->next[w];
 			unsigned in;
 
 			if (s == OO_EVAL_NONE)
 				continue;
-			q = g->net->rport[at];
+			q = g->net->rport[w];
 			for (in = 0; in < g->stride; in++) {
 				size_t x = (size_t)s * g->stride + in;
 

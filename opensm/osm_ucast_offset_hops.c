@@ -437,7 +437,7 @@ static uint8_t *find_leaves(const struct oo_hops *h, const unsigned *cas)
 		rg.first = first;
 		rg.link = link;
 		rg.hosts = cas;
-		rg.order = first;	/* ties do not matter here */
+		rg.order = NULL;	/* oo_rank_leaves() ranks nothing */
 		if (oo_rank_leaves(&rg, leaf)) {
 			free(leaf);
 			leaf = NULL;

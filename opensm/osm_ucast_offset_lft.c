@@ -99,6 +99,9 @@ struct oo_plan {
 	uint8_t n;		/* equal-cost candidates */
 	uint8_t live;		/* up: slots with a candidate */
 	uint8_t one_child;	/* down: all candidates lead to one switch */
+	int16_t child_pos;	/* down, one child over parallel links: this
+				   switch's place among its nominal parents
+				   (position_at_child()), else -1 */
 	uint8_t classified;	/* kind is known */
 	uint8_t *port;		/* candidates, by port number */
 	uint8_t *order;		/* down: candidates by child rank */
@@ -544,6 +547,33 @@ static int down_before(const struct oo_build *b, const struct oo_swinfo *si,
 	return px < py;
 }
 
+/*
+ * Where this switch sits among the nominal parents of the child behind
+ * the plan's links (the position its up slots there carry), or -1 when
+ * the child numbers its slots its own way (a tapered edge).
+ */
+static int position_at_child(const struct oo_build *b,
+			     const struct oo_swinfo *si,
+			     const struct oo_plan *pl)
+{
+	const struct oo_tree *t = &b->tree;
+	uint8_t port = pl->port[pl->order[0]];
+	unsigned below = si->level - 1;
+	const struct oo_swinfo *child;
+	osm_physp_t *p, *r;
+	int16_t slot;
+
+	if (!si->remote[port])
+		return -1;
+	child = &t->info[si->remote[port] - 1];
+	p = osm_node_get_physp_ptr(si->sw->p_node, port);
+	r = p ? osm_physp_get_remote(p) : NULL;
+	if (!r || child->slots != t->level_slots[below])
+		return -1;
+	slot = child->slot[osm_physp_get_port_num(r)];
+	return slot < 0 ? -1 : slot % (int)t->level_parents[below];
+}
+
 /* Down: the candidates by rank of the switch below, then port number. */
 static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
 		      struct oo_plan *pl)
@@ -560,6 +590,8 @@ static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
 		if (si->remote[pl->port[i]] != si->remote[pl->port[0]])
 			pl->one_child = 0;
 	}
+	pl->child_pos = (int16_t)(pl->one_child && pl->n > 1 ?
+				  position_at_child(b, si, pl) : -1);
 	pl->kind = OO_PLAN_DOWN;
 }
 
@@ -777,33 +809,6 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
  * them, so that destinations of one leaf that differ there come down
  * through different children, as they would go up.
  */
-/*
- * Where this switch sits among the nominal parents of the child behind
- * the plan's links (the position its up slots there carry), or -1 when
- * the child numbers its slots its own way (a tapered edge).
- */
-static int position_at_child(const struct oo_build *b,
-			     const struct oo_swinfo *si,
-			     const struct oo_plan *pl)
-{
-	const struct oo_tree *t = &b->tree;
-	uint8_t port = pl->port[pl->order[0]];
-	unsigned below = si->level - 1;
-	const struct oo_swinfo *child;
-	osm_physp_t *p, *r;
-	int16_t slot;
-
-	if (!si->remote[port])
-		return -1;
-	child = &t->info[si->remote[port] - 1];
-	p = osm_node_get_physp_ptr(si->sw->p_node, port);
-	r = p ? osm_physp_get_remote(p) : NULL;
-	if (!r || child->slots != t->level_slots[below])
-		return -1;
-	slot = child->slot[osm_physp_get_port_num(r)];
-	return slot < 0 ? -1 : slot % (int)t->level_parents[below];
-}
-
 static int pick_down_link(const struct oo_build *b,
 			  const struct oo_swinfo *si, const struct oo_plan *pl,
 			  unsigned rank, unsigned lid_offset)
@@ -817,7 +822,7 @@ static int pick_down_link(const struct oo_build *b,
 		unsigned slot = level_slot(b, below, rank, lid_offset);
 		unsigned lanes = slots ? (slots + P - 1) / P : 1;
 		uint64_t turn = slots ? rank / t->divisor[below] / slots : 0;
-		int pos = pl->n > 1 ? position_at_child(b, si, pl) : -1;
+		int pos = pl->child_pos;
 
 		k = (unsigned)((turn * lanes + slot / P) % pl->n);
 		/* a LID whose nominal slot leads to another parent comes here

@@ -81,20 +81,23 @@ def get_run(sim_cache, fab, lmc, mode):
     return run
 
 
+def analyse_dir(out):
+    """lft-analyze --json of the tables osm-sim left in directory out."""
+    out = str(out)
+    proc = run_script(LFT_ANALYZE, [
+        "--lfts", os.path.join(out, "opensm-lfts.dump"),
+        "--topology", os.path.join(out, "opensm-subnet.lst"),
+        "--bisections", "1", "--json"])
+    if proc.returncode not in (0, 1):
+        pytest.fail("lft-analyze failed on %s (exit %d): %s"
+                    % (out, proc.returncode, proc.stderr.strip()))
+    return json.loads(proc.stdout)
+
+
 def analysis(sim_cache, fab, lmc, mode):
     """lft-analyze --json of one run (cached on the run)."""
     run = get_run(sim_cache, fab, lmc, mode)
-
-    def go():
-        proc = run_script(LFT_ANALYZE, [
-            "--lfts", run.path("opensm-lfts.dump"),
-            "--topology", run.path("opensm-subnet.lst"),
-            "--bisections", "1", "--json"])
-        if proc.returncode not in (0, 1):
-            pytest.fail("lft-analyze failed on %r (exit %d): %s"
-                        % (run, proc.returncode, proc.stderr.strip()))
-        return json.loads(proc.stdout)
-    return run._get("lft-analyze", go)
+    return run._get("lft-analyze", lambda: analyse_dir(run.out))
 
 
 # ----------------------------------------------------------------- tests
@@ -176,11 +179,7 @@ def test_reach_all_off_leaves_updns_holes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     with open(str(out / "osm.log")) as f:
         assert "osmoffset: reach:" not in f.read()
-    proc = run_script(LFT_ANALYZE, [
-        "--lfts", str(out / "opensm-lfts.dump"),
-        "--topology", str(out / "opensm-subnet.lst"),
-        "--bisections", "1", "--json"])
-    res = json.loads(proc.stdout)
+    res = analyse_dir(out)
     assert res["unreachable_pairs"] == STOCK_UNREACHABLE["sharp-ft2"][0]
 
 
@@ -203,15 +202,6 @@ def test_sharp_fabric_routes_as_updn_without_root_list(fab, tmp_path):
     with open(str(out / "osm-sim.json")) as f:
         info = json.load(f)
     assert info["engine_used"] == "updn"
-
-
-def analyse_run(out):
-    proc = run_script(LFT_ANALYZE, [
-        "--lfts", str(out / "opensm-lfts.dump"),
-        "--topology", str(out / "opensm-subnet.lst"),
-        "--bisections", "1", "--json"])
-    assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
 
 
 @pytest.mark.parametrize("roots", ["auto", "none"])
@@ -244,7 +234,7 @@ def test_management_hcas_on_two_cores_reach_each_other(tmp_path, lmc,
              "--", "-D", "0x47"]
         proc = run_osm_sim(args)
         assert proc.returncode == 0, proc.stderr
-        res[mode] = analyse_run(out)
+        res[mode] = analyse_dir(out)
     assert res["stock"]["unreachable_pairs"] == 2 << lmc
     assert res["on"]["unreachable_pairs"] == 0, res["on"]["problems"][:10]
     assert res["on"]["valid"]
