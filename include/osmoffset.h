@@ -134,18 +134,20 @@ unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
 
 /*
  * Where a further LID offset of a destination goes when its up slot leads
- * nowhere (a link of a degraded tree is missing): to the live slot whose
- * port has carried the fewest paths so far (load), ties going to the
- * first such slot after base, among the slots that no other LID of the
- * destination takes (avoid 0); failing that, among those no earlier LID
- * took (avoid <= 1); failing that, among all live slots.  The LIDs of the
- * destination so keep to distinct switches where the tree still lets
- * them.  live and avoid have slots entries (avoid: 0 free, 1 another LID
- * is to take it, 2 an earlier LID took it).  Returns the slot, or -1 when
- * no slot is live.
+ * nowhere (a link of a degraded tree is missing) or to a lane cut for
+ * its target (oo_cut_excess_lanes()).  Among the slots that no other LID
+ * of the destination takes (avoid 0); failing that, among those no
+ * earlier LID took (avoid <= 1); failing that, among all live slots: the
+ * live slot with the least near[s] (NULL: not weighed), then the one
+ * whose port has carried the fewest paths so far (load), ties going to
+ * the first such slot after base.  The LIDs of the destination so keep
+ * to distinct switches where the tree still lets them.  live and avoid
+ * have slots entries (avoid: 0 free, 1 another LID is to take it, 2 an
+ * earlier LID took it).  Returns the slot, or -1 when no slot is live.
  */
-int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
-		   const uint32_t *load, unsigned slots, unsigned base);
+int oo_window_detour_slot(const uint8_t *live, const uint8_t *avoid,
+			  const uint32_t *near, const uint32_t *load,
+			  unsigned slots, unsigned base);
 
 /* A slot without a candidate (plans and oo_far_slot()). */
 #define OO_SLOT_DEAD 0xff
@@ -165,6 +167,18 @@ int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
  */
 int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 		unsigned dead, unsigned *cursor);
+
+/*
+ * Up slots that lead to more lanes than the parent behind them has links
+ * on toward the target.  remote[s] names the parent slot s leads to (0:
+ * the slot is dead) and cap[s] how many links that parent has on down
+ * toward the target (0: no limit known).  A parent's lanes are its slots
+ * in slot order; lane k >= cap[s] is cut (cut[s] = 1), so that the LIDs
+ * whose slot it is detour instead of doubling up on the parent's links
+ * below.  Lane 0 is never cut.  Returns the number of slots cut.
+ */
+unsigned oo_cut_excess_lanes(const uint16_t *remote, const uint8_t *cap,
+			     unsigned slots, uint8_t *cut);
 
 /*
  * Fill divisor[0..levels-1] from the number of up slots of each level.

@@ -73,8 +73,9 @@ unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
 	return (base + lid_offset) % slots;
 }
 
-int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
-		   const uint32_t *load, unsigned slots, unsigned base)
+int oo_window_detour_slot(const uint8_t *live, const uint8_t *avoid,
+			  const uint32_t *near, const uint32_t *load,
+			  unsigned slots, unsigned base)
 {
 	unsigned level, j;
 
@@ -86,7 +87,9 @@ int oo_detour_slot(const uint8_t *live, const uint8_t *avoid,
 
 			if (!live[s] || avoid[s] > level)
 				continue;
-			if (best < 0 || load[s] < load[best])
+			if (best < 0 || (near && near[s] < near[best]) ||
+			    ((!near || near[s] == near[best]) &&
+			     load[s] < load[best]))
 				best = (int)s;
 		}
 		if (best >= 0)
@@ -125,6 +128,27 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 		}
 	}
 	return -1;
+}
+
+unsigned oo_cut_excess_lanes(const uint16_t *remote, const uint8_t *cap,
+			     unsigned slots, uint8_t *cut)
+{
+	unsigned s, e, lane, n = 0;
+
+	for (s = 0; s < slots; s++) {
+		cut[s] = 0;
+		if (!remote[s] || !cap[s])
+			continue;
+		lane = 0;
+		for (e = 0; e < s; e++)
+			if (remote[e] == remote[s])
+				lane++;
+		if (lane && lane >= cap[s]) {
+			cut[s] = 1;
+			n++;
+		}
+	}
+	return n;
 }
 
 void oo_level_divisors(const unsigned *up_slots, unsigned levels,

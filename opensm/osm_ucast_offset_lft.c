@@ -61,6 +61,7 @@ struct oo_swinfo {
 	unsigned level;		/* hops to the nearest leaf */
 	unsigned rank;		/* position among the switches of its level */
 	unsigned slots;		/* its up slots */
+	unsigned hosts;		/* CAs on it, SHARP nodes aside */
 	/* per port: index + 1 of the switch behind it (0: none) and the
 	   up slot the port fills (-1: not an up port) */
 	uint16_t remote[OO_PORTS];
@@ -107,6 +108,8 @@ struct oo_plan {
 	uint8_t *order;		/* down: candidates by child rank */
 	uint8_t *by_slot;	/* up: candidate filling each slot */
 	uint8_t *live_slot;	/* up: candidates of live slots, in order */
+	uint8_t *cut;		/* up: slots further LID offsets keep off
+				   (cut_excess_lanes()) */
 };
 
 /* Consecutive destinations (in routing order) behind one switch. */
@@ -131,8 +134,13 @@ struct oo_build {
 	struct oo_plan *plans;
 	uint8_t *plan_data;
 	/* per destination and LID offset: the switch (index + 1) the LID
-	   left toward, on the switch being built */
+	   left toward, and the port, on the switch being built (LMC > 0) */
 	uint16_t *used_remote;
+	uint8_t *used_port;
+	/* trunked trees only: per switch and target switch, 1 + how many
+	   links the switch has on down toward the target (0: not known yet;
+	   see down_capacity()) */
+	uint8_t *down_cap;
 	uint32_t paths[OO_PORTS];
 	uint32_t offset_paths[OO_PORTS];
 	unsigned detours;	/* detour cursor: slot after the last detour */
@@ -424,6 +432,7 @@ static int rank_switches(struct oo_build *b, struct oo_tree *t)
 		si->level = rt.level[i];
 		si->rank = rt.rank[i];
 		si->slots = rt.slots[i];
+		si->hosts = gr.hosts[i];
 		for (port = 1; port < si->sw->num_ports; port++)
 			si->slot[port] =
 			    rt.slot[(size_t)i * gr.g.stride + port];
@@ -512,23 +521,90 @@ static void plan_candidates(const struct oo_build *b,
 }
 
 /*
+ * How many links switch p has on toward target switch tgt when all its
+ * equal-cost candidates lead one level down, else 0 (no limit known).
+ * Remembered: every switch below p asks it again.
+ */
+static unsigned down_capacity(const struct oo_build *b, unsigned p,
+			      unsigned tgt)
+{
+	const struct oo_tree *t = &b->tree;
+	const struct oo_swinfo *pi = &t->info[p];
+	uint8_t *memo = &b->down_cap[(size_t)p * t->num_sw + tgt];
+	uint16_t lid = t->info[tgt].lid;
+	const uint8_t *row;
+	unsigned port, n = 0;
+
+	if (*memo)
+		return *memo - 1U;
+	if (pi->level && pi->level != OO_NO_LEVEL &&
+	    lid <= pi->sw->max_lid_ho && (row = pi->sw->hops[lid]) &&
+	    row[0] != OSM_NO_PATH)
+		for (port = 1; port < pi->sw->num_ports; port++) {
+			unsigned r = pi->remote[port];
+
+			if (!r || row[port] != row[0])
+				continue;
+			if (t->info[r - 1].level + 1 != pi->level) {
+				n = 0;
+				break;
+			}
+			n++;
+		}
+	if (n > 254)
+		n = 254;
+	*memo = (uint8_t)(n + 1);
+	return n;
+}
+
+/*
+ * A trunk up to a parent with fewer links on down toward the target (a
+ * leaf-spine cable of a doubled pair missing below): the lanes beyond
+ * them take no LID of the target's (see oo_cut_excess_lanes()).
+ */
+static void cut_excess_lanes(const struct oo_build *b,
+			     const struct oo_swinfo *si, struct oo_plan *pl,
+			     unsigned tgt)
+{
+	uint16_t remote[OO_PORTS] = { 0 };
+	uint8_t cap[OO_PORTS] = { 0 };
+	unsigned slots = si->slots, s, e;
+
+	for (s = 0; s < slots; s++) {
+		remote[s] = pl->by_slot[s] == OO_NO_CAND ? 0 :
+		    si->remote[pl->port[pl->by_slot[s]]];
+		cap[s] = 0;
+		if (!remote[s])
+			continue;
+		for (e = 0; e < s && remote[e] != remote[s]; e++)
+			;
+		if (e < s)
+			cap[s] = (uint8_t)down_capacity(b, remote[s] - 1U, tgt);
+	}
+	oo_cut_excess_lanes(remote, cap, slots, pl->cut);
+}
+
+/*
  * Up: which candidate fills each up slot of the level, and the live
  * slots in slot order (where detours go).
  */
 static void plan_up(const struct oo_build *b, const struct oo_swinfo *si,
-		    struct oo_plan *pl)
+		    struct oo_plan *pl, unsigned tgt)
 {
 	unsigned slots = si->slots, i;
 
 	if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
 		return;
 	memset(pl->by_slot, OO_NO_CAND, slots);
+	memset(pl->cut, 0, slots);
 	for (i = 0; i < pl->n; i++) {
 		int s = si->slot[pl->port[i]];
 
 		if (s >= 0 && (unsigned)s < slots)
 			pl->by_slot[s] = (uint8_t)i;
 	}
+	if (b->down_cap)
+		cut_excess_lanes(b, si, pl, tgt);
 	pl->live = 0;
 	for (i = 0; i < slots; i++)
 		if (pl->by_slot[i] != OO_NO_CAND)
@@ -630,7 +706,7 @@ static void classify_plan(const struct oo_build *b,
 			down++;
 	}
 	if (up == pl->n)
-		plan_up(b, si, pl);
+		plan_up(b, si, pl, (unsigned)(pl - b->plans));
 	else if (down == pl->n)
 		plan_down(b, si, pl);
 }
@@ -689,8 +765,36 @@ static void mark_remote(const struct oo_swinfo *si, const struct oo_plan *pl,
 }
 
 /*
+ * What a leaf's detour weighs first: per up slot, the LIDs (of any
+ * offset) routed so far through its port whose destination ranks lie
+ * within one leaf's worth of hosts of rank.  A shift round sends the
+ * hosts of a leaf to that many consecutive ranks, so these are the LIDs
+ * a detour there may share the uplink with in some round.
+ */
+static void window_load(const struct oo_build *b, const struct oo_swinfo *si,
+			const struct oo_plan *pl, unsigned rank,
+			uint32_t *near)
+{
+	unsigned lids = b->lids_per_port, w = si->hosts ? si->hosts : si->slots;
+	unsigned lo = rank >= w ? rank - w + 1 : 0;
+	unsigned hi = rank + w < b->num_dests ? rank + w : b->num_dests;
+	uint32_t by_port[OO_PORTS] = { 0 };
+	const uint8_t *up = b->used_port + (size_t)lo * lids;
+	size_t i, n = (size_t)(hi - lo) * lids;
+	unsigned s;
+
+	for (i = 0; i < n; i++)
+		by_port[up[i]]++;
+	for (s = 0; s < si->slots; s++)
+		near[s] = pl->by_slot[s] == OO_NO_CAND ? 0 :
+		    by_port[pl->port[pl->by_slot[s]]];
+}
+
+/*
  * A further LID offset that cannot take its slot: keep off the switches
- * the destination's other LIDs take (see oo_detour_slot()).
+ * the destination's other LIDs take; at a leaf, then off the uplinks the
+ * LIDs of nearby ranks take (window_load()); then the least loaded port
+ * (see oo_window_detour_slot()).
  */
 static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 			      const struct oo_plan *pl, unsigned rank,
@@ -700,25 +804,29 @@ static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 	    (size_t)rank * b->lids_per_port;
 	unsigned slots = si->slots, s, o;
 	uint8_t live[OO_PORTS], avoid[OO_PORTS];
-	uint32_t load[OO_PORTS];
+	uint32_t load[OO_PORTS], near[OO_PORTS];
 	int pick;
 
 	for (s = 0; s < slots; s++) {
-		live[s] = pl->by_slot[s] != OO_NO_CAND;
+		live[s] = pl->by_slot[s] != OO_NO_CAND && !pl->cut[s];
 		avoid[s] = 0;
 		load[s] = live[s] ? b->paths[pl->port[pl->by_slot[s]]] : 0;
 	}
 	for (o = 0; o < b->lids_per_port; o++) {
 		unsigned other = dest_slot(b, si, rank, o);
 
-		if (o != lid_offset && live[other])
+		if (o != lid_offset && pl->by_slot[other] != OO_NO_CAND &&
+		    (!o || !pl->cut[other]))
 			mark_remote(si, pl, slots,
 				    si->remote[pl->port[pl->by_slot[other]]],
 				    1, avoid);
 		if (o < lid_offset)
 			mark_remote(si, pl, slots, used[o], 2, avoid);
 	}
-	pick = oo_detour_slot(live, avoid, load, slots, slot);
+	if (!si->level)
+		window_load(b, si, pl, rank, near);
+	pick = oo_window_detour_slot(live, avoid, si->level ? NULL : near,
+				     load, slots, slot);
 	return pick < 0 ? -1 : pl->by_slot[pick];
 }
 
@@ -787,7 +895,7 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 		pick = far_detour(b, si, pl, slot);
 		return pick < 0 ? -1 : pl->by_slot[pick];
 	}
-	if (pl->by_slot[slot] != OO_NO_CAND &&
+	if (pl->by_slot[slot] != OO_NO_CAND && !pl->cut[slot] &&
 	    !offset_collides(b, si, pl, rank, lid_offset,
 			     pl->by_slot[slot]))
 		return pl->by_slot[slot];
@@ -875,9 +983,12 @@ static void count_path(struct oo_build *b, const struct oo_dest *d,
 		       unsigned dest_idx, unsigned lid_offset, uint8_t port,
 		       uint16_t remote)
 {
-	if (b->lids_per_port > 1)
-		b->used_remote[(size_t)dest_idx * b->lids_per_port +
-			       lid_offset] = remote;
+	if (b->lids_per_port > 1) {
+		size_t at = (size_t)dest_idx * b->lids_per_port + lid_offset;
+
+		b->used_remote[at] = remote;
+		b->used_port[at] = port;
+	}
 	if (d->counted && !b->prof_ignored[port]) {
 		b->paths[port]++;
 		b->offset_paths[port]++;
@@ -987,9 +1098,12 @@ static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 
 	memset(sw->new_lft, OSM_NO_PATH, sw->max_lid_ho + 1);
 	memset(b->paths, 0, sizeof(b->paths));
-	if (b->lids_per_port > 1)
+	if (b->lids_per_port > 1) {
 		memset(b->used_remote, 0, sizeof(*b->used_remote) *
 		       b->num_dests * b->lids_per_port);
+		memset(b->used_port, 0,
+		       (size_t)b->num_dests * b->lids_per_port);
+	}
 	scan_ports(b, si);
 	plan_all_targets(b, si);
 
@@ -1021,6 +1135,8 @@ static void free_build(struct oo_build *b)
 	free(b->plans);
 	free(b->plan_data);
 	free(b->used_remote);
+	free(b->used_port);
+	free(b->down_cap);
 	free(b);
 }
 
@@ -1110,18 +1226,38 @@ static int alloc_plans(struct oo_build *b)
 			stride = t->level_slots[i] < OO_PORTS ?
 			    t->level_slots[i] : OO_PORTS;
 	b->plans = calloc(t->num_sw + 1, sizeof(*b->plans));
-	b->plan_data = calloc((size_t)(t->num_sw + 1) * 4, stride);
+	b->plan_data = calloc((size_t)(t->num_sw + 1) * 5, stride);
 	if (!b->plans || !b->plan_data)
 		return -1;
 	for (i = 0; i <= t->num_sw; i++) {
-		uint8_t *data = b->plan_data + (size_t)i * 4 * stride;
+		uint8_t *data = b->plan_data + (size_t)i * 5 * stride;
 
 		b->plans[i].port = data;
 		b->plans[i].order = data + stride;
 		b->plans[i].by_slot = data + 2 * stride;
 		b->plans[i].live_slot = data + 3 * stride;
+		b->plans[i].cut = data + 4 * stride;
 	}
 	return 0;
+}
+
+/* Whether some level has more up slots than parents (parallel links). */
+static int is_trunked(const struct oo_tree *t)
+{
+	unsigned l;
+
+	for (l = 0; l < t->num_levels; l++)
+		if (t->level_slots[l] > t->level_parents[l])
+			return 1;
+	return 0;
+}
+
+static int alloc_down_cap(struct oo_build *b)
+{
+	size_t n = b->tree.num_sw;
+
+	b->down_cap = calloc(n * n + 1, 1);
+	return b->down_cap ? 0 : -1;
 }
 
 static int prepare_build(struct oo_build *b)
@@ -1130,10 +1266,16 @@ static int prepare_build(struct oo_build *b)
 		return -1;
 	b->used_remote = calloc((size_t)b->num_dests * b->lids_per_port + 1,
 				sizeof(*b->used_remote));
-	if (!b->used_remote || build_tree(b) || index_targets(b) ||
-	    tabulate_slots(b))
+	b->used_port = calloc((size_t)b->num_dests * b->lids_per_port + 1, 1);
+	if (!b->used_remote || !b->used_port || build_tree(b) ||
+	    index_targets(b) || tabulate_slots(b))
 		return -1;
-	return alloc_plans(b);
+	if (alloc_plans(b))
+		return -1;
+	/* the cut lanes only steer further LID offsets */
+	if (b->lids_per_port > 1 && is_trunked(&b->tree))
+		return alloc_down_cap(b);
+	return 0;
 }
 
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule)

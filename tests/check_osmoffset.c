@@ -413,22 +413,46 @@ START_TEST(offset_detour_keeps_off_the_ports_own_switches)
 	const uint8_t dead[4] = { 0, 0, 0, 0 };
 
 	/* least loaded; of slots 3 and 1 (3 paths each) the first after 2 */
-	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 3);
-	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 0), 1);
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, NULL, load, 4, 2), 3);
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, NULL, load, 4, 0), 1);
 	/* another LID is to take slot 3 */
 	avoid[3] = 1;
-	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 1);
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, NULL, load, 4, 2), 1);
 	/* every live slot taken by some LID: keep off the earlier ones */
 	avoid[0] = 1;
 	avoid[1] = 2;
-	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 3);
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, NULL, load, 4, 2), 3);
 	avoid[1] = 1;
 	avoid[3] = 2;
-	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 1);
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, NULL, load, 4, 2), 1);
 	/* all taken by earlier LIDs: least loaded again */
 	avoid[0] = avoid[1] = 2;
-	ck_assert_int_eq(oo_detour_slot(live, avoid, load, 4, 2), 3);
-	ck_assert_int_eq(oo_detour_slot(dead, avoid, load, 4, 2), -1);
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, NULL, load, 4, 2), 3);
+	ck_assert_int_eq(oo_window_detour_slot(dead, avoid, NULL, load, 4, 2), -1);
+}
+END_TEST
+
+START_TEST(offset_detour_weighs_nearby_ranks_first)
+{
+	const uint8_t live[4] = { 1, 1, 0, 1 };
+	const uint32_t load[4] = { 5, 3, 9, 3 };
+	uint32_t near[4] = { 1, 2, 0, 2 };
+	uint8_t avoid[4] = { 0, 0, 0, 0 };
+
+	/* the fewest LIDs of nearby ranks beats the least loaded port */
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, near, load, 4, 2),
+			 0);
+	/* even near: least loaded, then the first after base */
+	near[0] = 2;
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, near, load, 4, 2),
+			 3);
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, near, load, 4, 0),
+			 1);
+	/* avoid still comes first: slot 0 is another LID's */
+	near[0] = 0;
+	avoid[0] = 1;
+	ck_assert_int_eq(oo_window_detour_slot(live, avoid, near, load, 4, 2),
+			 3);
 }
 END_TEST
 
@@ -1421,6 +1445,36 @@ START_TEST(far_slot_keeps_off_the_neighbours)
 }
 END_TEST
 
+START_TEST(excess_lanes_are_cut)
+{
+	/*
+	 * 3 parents, 2 lanes each (slot s -> parent s % 3 + 1); slot 4 is
+	 * dead.  Parent 1 has one link on toward the target, parent 2 two,
+	 * parent 3 no known limit.
+	 */
+	uint16_t remote[6] = { 1, 2, 3, 1, 0, 3 };
+	uint8_t cap[6] = { 1, 2, 0, 1, 2, 0 };
+	uint8_t cut[6];
+
+	ck_assert_uint_eq(oo_cut_excess_lanes(remote, cap, 6, cut), 1);
+	ck_assert_int_eq(cut[0], 0);
+	ck_assert_int_eq(cut[3], 1);
+	ck_assert_int_eq(cut[1] | cut[2] | cut[4] | cut[5], 0);
+	/* a parent without links on (cap 0 = unknown) keeps its lanes */
+	cap[0] = cap[3] = 0;
+	ck_assert_uint_eq(oo_cut_excess_lanes(remote, cap, 6, cut), 0);
+	/* lane 0 stays even where a cap of 1 meets three lanes */
+	{
+		uint16_t three[3] = { 7, 7, 7 };
+		uint8_t one[3] = { 1, 1, 1 };
+
+		ck_assert_uint_eq(oo_cut_excess_lanes(three, one, 3, cut), 2);
+		ck_assert_int_eq(cut[0], 0);
+		ck_assert_int_eq(cut[1] & cut[2], 1);
+	}
+}
+END_TEST
+
 
 /*
  * The reach pass on two leaves (L0 = 0, L1 = 1) under two spines (S0 = 2,
@@ -1695,6 +1749,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
+	tcase_add_test(crd, excess_lanes_are_cut);
+	tcase_add_test(crd, offset_detour_weighs_nearby_ranks_first);
 	tcase_add_test(crd, two_level_spread_is_congestion_free);
 	suite_add_tcase(s, crd);
 

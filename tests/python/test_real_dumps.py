@@ -14,6 +14,8 @@ import pytest
 
 from conftest import (PLUGIN_SKIP_REASON, REPO, plugin_dir, run_osm_sim,
                       run_script)
+from osmoffset import fabric
+from osmoffset.model import is_aggregation_node
 
 DUMP = os.path.join(os.path.dirname(REPO), "shared", "realfabrics",
                     "ndr-2level-railopt.ibnetdiscover")
@@ -110,3 +112,47 @@ def test_doubled_cables_to_few_spines_carry_a_job_without_contention(
         figures[mode] = res["shift"]["base"]["efficiency"]
     assert abs(figures["stock"] - 0.643) < 0.001, figures
     assert figures["on"] == 1.0, figures
+
+
+def test_single_cable_down_carries_one_lane_of_further_offsets(tmp_path):
+    """The NDR dump at LMC 2, port offsetting alone (no stock guard): a
+    leaf with both cables of a pair to a spine that has only one cable
+    left down to another leaf sends the further LID offsets of that
+    leaf's hosts over one of its two cables to the spine, never both (the
+    second lane is cut for them: the single cable below is not loaded
+    twice).  Striped traffic in leaf order gets 0.479 (0.403 before the
+    cut and the leaves' nearby-rank detours; dfsssp 0.544, stock updn
+    0.357)."""
+    if not os.path.isfile(DUMP):
+        pytest.skip("%s is absent" % DUMP)
+    if plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+    res, _log = route_dump(tmp_path, ["--ibnetdiscover", DUMP,
+                                      "--plugin-option", "stock_guard=off"],
+                           "on", lmc=2)
+    assert res["valid"] and not res["credit_loop"]
+    assert res["shift"]["spread"]["efficiency"] >= 0.47, res["shift"]
+    topo = fabric.load_topology(str(tmp_path / "opensm-subnet.lst"))
+    lfts = fabric.load_lfts(str(tmp_path / "opensm-lfts.dump"))
+    cables, hosts = {}, {}
+    for (g, p), (rg, _rp) in topo.links.items():
+        n, r = topo.nodes[g], topo.nodes[rg]
+        if n.kind == "SW" and r.kind == "SW" and g != rg:
+            cables.setdefault((g, rg), []).append(p)
+        elif n.kind == "SW" and not is_aggregation_node(r.desc):
+            hosts.setdefault(g, []).append(r.lid)
+    checked = 0
+    for (s, t), down in cables.items():
+        if len(down) != 1 or t not in hosts or s in hosts:
+            continue
+        lids = [lid + o for lid in hosts[t] for o in (1, 2, 3)]
+        for a in hosts:
+            up = cables.get((a, s), [])
+            if a == t or len(up) != 2:
+                continue
+            lft = lfts.switches[a].lft
+            used = {lft[lid] for lid in lids} & set(up)
+            assert len(used) == 1, (topo.nodes[a].desc, topo.nodes[s].desc,
+                                    topo.nodes[t].desc, used)
+            checked += 1
+    assert checked >= 10, checked
