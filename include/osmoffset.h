@@ -106,7 +106,10 @@ int oo_select_candidate(const struct oo_candidate *cand, unsigned n,
  *
  *	(r / divisor[l] + lid_offset) mod slots
  *
- * where divisor[0] = 1 and divisor[l + 1] = divisor[l] * up_slots[l].
+ * where divisor[0] = 1 and divisor[l + 1] = divisor[l] * parents[l], the
+ * switches a level's up slots lead to (its slots without their parallel
+ * lanes: the destinations a switch of level l + 1 receives from one child
+ * differ in r / divisor[l + 1], lanes included).
  * The plugin calls it with lid_offset 0 for the base LID and places the
  * further LID offsets with oo_offset_slot().
  * Every switch of a level numbers its slots by the same global order of
@@ -181,12 +184,22 @@ unsigned oo_cut_excess_lanes(const uint16_t *remote, const uint8_t *cap,
 			     unsigned slots, uint8_t *cut);
 
 /*
- * Fill divisor[0..levels-1] from the number of up slots of each level.
- * Products that would overflow 2^32 saturate; a level without up slots
- * counts as one.
+ * Fill divisor[0..levels-1] from the number of parents each level's up
+ * slots lead to (its slots without their parallel lanes).  Products that
+ * would overflow 2^32 saturate; a level without parents counts as one.
  */
-void oo_level_divisors(const unsigned *up_slots, unsigned levels,
+void oo_level_divisors(const unsigned *parents, unsigned levels,
 		       uint64_t *divisor);
+
+/*
+ * Going down from a switch whose candidates lead to several children,
+ * some over parallel links: child[i] names the child of candidate i, the
+ * candidates grouped by child.  The group digit % (number of groups)
+ * picks the child, lane % (its links) the link.  Returns the candidate's
+ * index, or -1 when n is 0.
+ */
+int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
+		  unsigned lane);
 
 /*
  * Up/down hop tables, as OpenSM's updn engine computes them (see

@@ -486,6 +486,27 @@ static void number_all_slots(const struct oo_rank_graph *g,
 	}
 }
 
+/*
+ * The divisors of the coordinated rule: each level counts its up slots
+ * without their parallel lanes (the parents they lead to; a level of
+ * tapered edges that number their own links counts those).  A parent
+ * receives from one child the destinations whose slot there differs in
+ * the lane only, and they must differ in the digit above.
+ */
+static void level_divisors(struct oo_rank_tree *t)
+{
+	unsigned step[OO_MAX_LEVELS], l;
+
+	for (l = 0; l < t->num_levels && l < OO_MAX_LEVELS; l++) {
+		unsigned lanes = t->level_trunks[l] ? t->level_trunks[l] : 1;
+
+		step[l] = t->level_slots[l] / lanes;
+		if (!step[l])
+			step[l] = t->level_slots[l];
+	}
+	oo_level_divisors(step, l, t->divisor);
+}
+
 int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 {
 	if (alloc_tree(g, t))
@@ -495,7 +516,7 @@ int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 		goto fail;
 	measure_trunks(g, t);
 	number_all_slots(g, t, t->nominal);
-	oo_level_divisors(t->level_slots, t->num_levels, t->divisor);
+	level_divisors(t);
 	free_work(t);
 	return 0;
 fail:

@@ -151,7 +151,7 @@ unsigned oo_cut_excess_lanes(const uint16_t *remote, const uint8_t *cap,
 	return n;
 }
 
-void oo_level_divisors(const unsigned *up_slots, unsigned levels,
+void oo_level_divisors(const unsigned *parents, unsigned levels,
 		       uint64_t *divisor)
 {
 	const uint64_t cap = 1ULL << 32;
@@ -161,12 +161,35 @@ void oo_level_divisors(const unsigned *up_slots, unsigned levels,
 		return;
 	divisor[0] = 1;
 	for (l = 1; l < levels; l++) {
-		uint64_t step = up_slots[l - 1] ? up_slots[l - 1] : 1;
+		uint64_t step = parents[l - 1] ? parents[l - 1] : 1;
 
 		divisor[l] = divisor[l - 1] * step;
 		if (divisor[l] > cap)
 			divisor[l] = cap;
 	}
+}
+
+int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
+		  unsigned lane)
+{
+	unsigned i, groups = 0, g, first = 0, links = 0;
+
+	for (i = 0; i < n; i++)
+		if (!i || child[i] != child[i - 1])
+			groups++;
+	if (!groups)
+		return -1;
+	g = digit % groups;
+	for (i = 0, groups = 0; i < n; i++) {
+		if (i && child[i] != child[i - 1])
+			groups++;
+		if (groups != g)
+			continue;
+		if (!links)
+			first = i;
+		links++;
+	}
+	return (int)(first + lane % links);
 }
 
 static int compare_digit_runs(const char **pa, const char **pb)

@@ -100,6 +100,8 @@ struct oo_plan {
 	uint8_t n;		/* equal-cost candidates */
 	uint8_t live;		/* up: slots with a candidate */
 	uint8_t one_child;	/* down: all candidates lead to one switch */
+	uint8_t children;	/* down: switches they lead to, when two
+				   lead to one (parallel links), else 0 */
 	int16_t child_pos;	/* down, one child over parallel links: this
 				   switch's place among its nominal parents
 				   (position_at_child()), else -1 */
@@ -657,6 +659,7 @@ static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
 	unsigned i, j;
 
 	pl->one_child = 1;
+	pl->children = 0;
 	for (i = 0; i < pl->n; i++) {
 		for (j = i; j > 0 && down_before(b, si, pl->port[i],
 						 pl->port[pl->order[j - 1]]);
@@ -666,6 +669,15 @@ static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
 		if (si->remote[pl->port[i]] != si->remote[pl->port[0]])
 			pl->one_child = 0;
 	}
+	for (i = 1, j = 1; i < pl->n; i++) {
+		if (si->remote[pl->port[pl->order[i]]] !=
+		    si->remote[pl->port[pl->order[i - 1]]])
+			j++;
+		else
+			pl->children = 1;
+	}
+	if (pl->children)
+		pl->children = (uint8_t)j;
 	pl->child_pos = (int16_t)(pl->one_child && pl->n > 1 ?
 				  position_at_child(b, si, pl) : -1);
 	pl->kind = OO_PLAN_DOWN;
@@ -905,6 +917,34 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 }
 
 /*
+ * Down over parallel links to as many children as the switches two
+ * levels below have parents (a core cabled twice to each spine of a
+ * pod): the slot the destination takes two levels below picks the child,
+ * as it picked the child's place among the parents there, and the lane
+ * of its slot one level below picks the link; the LIDs a core receives in
+ * one shift round differ in one or the other.  (A core cabled to some of
+ * a pod's spines only keeps the plain digit: the slots below would crowd
+ * its few children.)
+ */
+static int pick_child_lane(const struct oo_build *b,
+			   const struct oo_swinfo *si, const struct oo_plan *pl,
+			   unsigned rank, unsigned lid_offset)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned below = si->level - 1, i;
+	uint16_t child[OO_PORTS];
+	int k;
+
+	for (i = 0; i < pl->n; i++)
+		child[i] = si->remote[pl->port[pl->order[i]]];
+	k = oo_child_lane(child, pl->n,
+			  level_slot(b, below - 1, rank, lid_offset),
+			  level_slot(b, below, rank, lid_offset) /
+			  t->level_parents[below]);
+	return pl->order[k < 0 ? 0 : k];
+}
+
+/*
  * Parallel links down to one child: take the lane of the up slot the
  * destination takes at the child's level, so that flows that came up over
  * distinct links of a trunk go down over distinct links too; where the
@@ -939,7 +979,10 @@ static int pick_down_link(const struct oo_build *b,
 		if (pos >= 0 && slot % P != (unsigned)pos)
 			k = (k + 1 + ((slot % P + P - (unsigned)pos) % P - 1) %
 			     (pl->n - 1)) % pl->n;
-	} else
+	} else if (below && pl->children && t->level_parents[below] &&
+		   pl->children == t->level_parents[below - 1])
+		return pick_child_lane(b, si, pl, rank, lid_offset);
+	else
 		k = oo_coordinated_slot(rank, t->divisor[below ? below - 1 : 0],
 					lid_offset, pl->n);
 	return pl->order[k];

@@ -321,16 +321,16 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* The coordinated rule                                               */
 
-START_TEST(divisors_multiply_up_slots)
+START_TEST(divisors_multiply_parents)
 {
-	static const unsigned slots[4] = { 4, 3, 0, 7 };
+	static const unsigned parents[4] = { 4, 3, 0, 7 };
 	uint64_t div[4];
 
-	oo_level_divisors(slots, 4, div);
+	oo_level_divisors(parents, 4, div);
 	ck_assert_uint_eq(div[0], 1);
 	ck_assert_uint_eq(div[1], 4);
 	ck_assert_uint_eq(div[2], 12);
-	ck_assert_uint_eq(div[3], 12);	/* a level without slots counts 1 */
+	ck_assert_uint_eq(div[3], 12);	/* a level without parents counts 1 */
 }
 END_TEST
 
@@ -1382,7 +1382,8 @@ START_TEST(rank_director_is_three_levels)
 	ck_assert_int_eq(rg_slot(&r, 2, 12), 1);
 	ck_assert_int_eq(rg_slot(&r, 2, 13), 2);
 	ck_assert_int_eq(rg_slot(&r, 2, 14), 3);
-	ck_assert_uint_eq(r.t.divisor[2], 2 * 4);
+	/* the edges' 2 slots, then the line ASICs' 4 without their lanes */
+	ck_assert_uint_eq(r.t.divisor[2], 2 * 2);
 	oo_rank_tree_free(&r.t);
 }
 END_TEST
@@ -1442,6 +1443,21 @@ START_TEST(far_slot_keeps_off_the_neighbours)
 	/* nothing live */
 	memset(cand, OO_SLOT_DEAD, sizeof(cand));
 	ck_assert_int_eq(oo_far_slot(cand, load, 8, 2, &cursor), -1);
+}
+END_TEST
+
+START_TEST(child_lane_picks_the_group_then_the_link)
+{
+	/* children 7 (two links), 9 (one), 4 (three) */
+	static const uint16_t child[6] = { 7, 7, 9, 4, 4, 4 };
+
+	ck_assert_int_eq(oo_child_lane(child, 6, 0, 0), 0);
+	ck_assert_int_eq(oo_child_lane(child, 6, 0, 1), 1);
+	ck_assert_int_eq(oo_child_lane(child, 6, 3, 3), 1);
+	ck_assert_int_eq(oo_child_lane(child, 6, 1, 5), 2);
+	ck_assert_int_eq(oo_child_lane(child, 6, 2, 2), 5);
+	ck_assert_int_eq(oo_child_lane(child, 6, 5, 4), 4);
+	ck_assert_int_eq(oo_child_lane(child, 0, 1, 1), -1);
 }
 END_TEST
 
@@ -1741,7 +1757,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(sel, no_candidate_gives_no_path);
 	suite_add_tcase(s, sel);
 
-	tcase_add_test(crd, divisors_multiply_up_slots);
+	tcase_add_test(crd, divisors_multiply_parents);
 	tcase_add_test(crd, divisors_saturate);
 	tcase_add_test(crd, coordinated_slots_are_digits_of_the_rank);
 	tcase_add_test(crd, two_level_shift_is_congestion_free);
@@ -1749,6 +1765,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
+	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
 	tcase_add_test(crd, excess_lanes_are_cut);
 	tcase_add_test(crd, offset_detour_weighs_nearby_ranks_first);
 	tcase_add_test(crd, two_level_spread_is_congestion_free);

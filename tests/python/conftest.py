@@ -31,7 +31,7 @@ TOPO_DIR = os.path.join(REPO, "sim-topologies")
 CURATED = [
     "seed-4x4trunk.net", "ft2-8x4.net", "ft2-trunk-4x2x2.net",
     "ft2-oversub-8x2.net", "kary-4-3.net", "ft2-8x4-degraded.net",
-    "kary-4-3-degraded.net",
+    "kary-4-3-degraded.net", "ft3-doubled.net",
 ]
 
 # Two leaves, two spines, two hosts per leaf: small enough to know every

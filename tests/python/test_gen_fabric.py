@@ -36,6 +36,7 @@ CURATED = {
     "dir-3level.net": (86, 22, 136),
     "rails4.net": (128, 16, 128),
     "sharp-ft2.net": (162, 18, 86),
+    "ft3-doubled.net": (32, 16, 64),
 }
 
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm") and
