@@ -178,7 +178,11 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
  * toward the target (0: no limit known).  A parent's lanes are its slots
  * in slot order; lane k >= cap[s] is cut (cut[s] = 1), so that the LIDs
  * whose slot it is detour instead of doubling up on the parent's links
- * below.  Lane 0 is never cut.  Returns the number of slots cut.
+ * below.  Lane 0 is never cut.  Only where it pays: the live slots left
+ * carry the cut ones' LIDs too (live / (live - cut) each), which must stay
+ * below the worst cut parent's lanes / cap; else nothing is cut (every
+ * parent capped alike, or all lanes to one parent).  Returns the number
+ * of slots cut.
  */
 unsigned oo_cut_excess_lanes(const uint16_t *remote, const uint8_t *cap,
 			     unsigned slots, uint8_t *cut);

@@ -8,6 +8,7 @@
  */
 
 #include <ctype.h>
+#include <string.h>
 
 #include "osmoffset.h"
 
@@ -130,23 +131,49 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 	return -1;
 }
 
+static unsigned count_lanes(const uint16_t *remote, unsigned slots,
+			    uint16_t parent)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < slots; s++)
+		if (remote[s] == parent)
+			n++;
+	return n;
+}
+
 unsigned oo_cut_excess_lanes(const uint16_t *remote, const uint8_t *cap,
 			     unsigned slots, uint8_t *cut)
 {
-	unsigned s, e, lane, n = 0;
+	unsigned s, e, lane, n = 0, live = 0, worst = 0;
 
 	for (s = 0; s < slots; s++) {
 		cut[s] = 0;
-		if (!remote[s] || !cap[s])
+		if (!remote[s])
+			continue;
+		live++;
+		if (!cap[s])
 			continue;
 		lane = 0;
 		for (e = 0; e < s; e++)
 			if (remote[e] == remote[s])
 				lane++;
-		if (lane && lane >= cap[s]) {
-			cut[s] = 1;
-			n++;
-		}
+		if (!lane || lane < cap[s])
+			continue;
+		cut[s] = 1;
+		n++;
+		if (!worst || count_lanes(remote, slots, remote[s]) *
+		    cap[worst - 1] > count_lanes(remote, slots,
+					       remote[worst - 1]) * cap[s])
+			worst = s + 1;
+	}
+	/* the slots left carry the cut ones' LIDs as well, live / (live - n)
+	   each: worth it only below the worst parent's lanes / cap */
+	if (n && (unsigned long)live * cap[worst - 1] >=
+	    (unsigned long)count_lanes(remote, slots, remote[worst - 1]) *
+	    (live - n)) {
+		memset(cut, 0, slots);
+		n = 0;
 	}
 	return n;
 }

@@ -1479,14 +1479,29 @@ START_TEST(excess_lanes_are_cut)
 	/* a parent without links on (cap 0 = unknown) keeps its lanes */
 	cap[0] = cap[3] = 0;
 	ck_assert_uint_eq(oo_cut_excess_lanes(remote, cap, 6, cut), 0);
-	/* lane 0 stays even where a cap of 1 meets three lanes */
+	/* lane 0 stays: of 4 lanes to parent 7 (cap 1), three are cut, their
+	   LIDs going to parents 8 and 9 (no limit) */
 	{
-		uint16_t three[3] = { 7, 7, 7 };
-		uint8_t one[3] = { 1, 1, 1 };
+		uint16_t four[6] = { 7, 8, 9, 7, 7, 7 };
+		uint8_t one[6] = { 0, 0, 0, 1, 1, 1 };
 
-		ck_assert_uint_eq(oo_cut_excess_lanes(three, one, 3, cut), 2);
-		ck_assert_int_eq(cut[0], 0);
-		ck_assert_int_eq(cut[1] & cut[2], 1);
+		ck_assert_uint_eq(oo_cut_excess_lanes(four, one, 6, cut), 3);
+		ck_assert_int_eq(cut[0] | cut[1] | cut[2], 0);
+		ck_assert_int_eq(cut[3] & cut[4] & cut[5], 1);
+	}
+	/*
+	 * No cut where it does not pay: every parent capped alike (the
+	 * slots left would carry as much as the capped links do), or all
+	 * lanes to one parent.
+	 */
+	{
+		uint16_t even[6] = { 1, 2, 3, 1, 2, 3 };
+		uint8_t one[6] = { 1, 1, 1, 1, 1, 1 };
+		uint16_t three[3] = { 7, 7, 7 };
+
+		ck_assert_uint_eq(oo_cut_excess_lanes(even, one, 6, cut), 0);
+		ck_assert_int_eq(cut[3] | cut[4] | cut[5], 0);
+		ck_assert_uint_eq(oo_cut_excess_lanes(three, one, 3, cut), 0);
 	}
 }
 END_TEST
