@@ -99,9 +99,8 @@ struct oo_plan {
 	uint8_t kind;
 	uint8_t n;		/* equal-cost candidates */
 	uint8_t live;		/* up: slots with a candidate */
-	uint8_t one_child;	/* down: all candidates lead to one switch */
-	uint8_t children;	/* down: switches they lead to, when two
-				   lead to one (parallel links), else 0 */
+	uint8_t children;	/* down: switches they lead to (fewer than
+				   n: parallel links) */
 	int16_t child_pos;	/* down, one child over parallel links: this
 				   switch's place among its nominal parents
 				   (position_at_child()), else -1 */
@@ -135,9 +134,8 @@ struct oo_build {
 	/* per target switch: the plan of the switch being built */
 	struct oo_plan *plans;
 	uint8_t *plan_data;
-	/* per destination and LID offset: the switch (index + 1) the LID
-	   left toward, and the port, on the switch being built (LMC > 0) */
-	uint16_t *used_remote;
+	/* per destination and LID offset: the port the LID left by, on the
+	   switch being built (LMC > 0; 0: not routed yet) */
 	uint8_t *used_port;
 	/* trunked trees only: per switch and target switch, 1 + how many
 	   links the switch has on down toward the target (0: not known yet;
@@ -575,7 +573,6 @@ static void cut_excess_lanes(const struct oo_build *b,
 	for (s = 0; s < slots; s++) {
 		remote[s] = pl->by_slot[s] == OO_NO_CAND ? 0 :
 		    si->remote[pl->port[pl->by_slot[s]]];
-		cap[s] = 0;
 		if (!remote[s])
 			continue;
 		for (e = 0; e < s && remote[e] != remote[s]; e++)
@@ -658,27 +655,20 @@ static void plan_down(const struct oo_build *b, const struct oo_swinfo *si,
 {
 	unsigned i, j;
 
-	pl->one_child = 1;
-	pl->children = 0;
 	for (i = 0; i < pl->n; i++) {
 		for (j = i; j > 0 && down_before(b, si, pl->port[i],
 						 pl->port[pl->order[j - 1]]);
 		     j--)
 			pl->order[j] = pl->order[j - 1];
 		pl->order[j] = (uint8_t)i;
-		if (si->remote[pl->port[i]] != si->remote[pl->port[0]])
-			pl->one_child = 0;
 	}
-	for (i = 1, j = 1; i < pl->n; i++) {
+	/* the order groups the links of one child together */
+	pl->children = pl->n ? 1 : 0;
+	for (i = 1; i < pl->n; i++)
 		if (si->remote[pl->port[pl->order[i]]] !=
 		    si->remote[pl->port[pl->order[i - 1]]])
-			j++;
-		else
-			pl->children = 1;
-	}
-	if (pl->children)
-		pl->children = (uint8_t)j;
-	pl->child_pos = (int16_t)(pl->one_child && pl->n > 1 ?
+			pl->children++;
+	pl->child_pos = (int16_t)(pl->children == 1 && pl->n > 1 ?
 				  position_at_child(b, si, pl) : -1);
 	pl->kind = OO_PLAN_DOWN;
 }
@@ -777,6 +767,18 @@ static void mark_remote(const struct oo_swinfo *si, const struct oo_plan *pl,
 }
 
 /*
+ * The switch (index + 1) LID offset o of destination dest_idx left
+ * toward from the switch being built; 0 if not routed yet.
+ */
+static uint16_t used_remote(const struct oo_build *b,
+			    const struct oo_swinfo *si, unsigned dest_idx,
+			    unsigned o)
+{
+	return si->remote[b->used_port[(size_t)dest_idx * b->lids_per_port +
+				       o]];
+}
+
+/*
  * What a leaf's detour weighs first: per up slot, the LIDs (of any
  * offset) routed so far through its port whose destination ranks lie
  * within one leaf's worth of hosts of rank.  A shift round sends the
@@ -812,8 +814,6 @@ static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 			      const struct oo_plan *pl, unsigned rank,
 			      unsigned lid_offset, unsigned slot)
 {
-	const uint16_t *used = b->used_remote +
-	    (size_t)rank * b->lids_per_port;
 	unsigned slots = si->slots, s, o;
 	uint8_t live[OO_PORTS], avoid[OO_PORTS];
 	uint32_t load[OO_PORTS], near[OO_PORTS];
@@ -833,7 +833,8 @@ static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 				    si->remote[pl->port[pl->by_slot[other]]],
 				    1, avoid);
 		if (o < lid_offset)
-			mark_remote(si, pl, slots, used[o], 2, avoid);
+			mark_remote(si, pl, slots, used_remote(b, si, rank, o),
+				    2, avoid);
 	}
 	if (!si->level)
 		window_load(b, si, pl, rank, near);
@@ -842,14 +843,17 @@ static int pick_offset_detour(struct oo_build *b, const struct oo_swinfo *si,
 	return pick < 0 ? -1 : pl->by_slot[pick];
 }
 
-static int remote_used(const uint16_t *used, unsigned n, uint16_t remote)
+/* How many of the first n LIDs of destination rank left toward remote. */
+static unsigned count_reuse(const struct oo_build *b,
+			    const struct oo_swinfo *si, unsigned rank,
+			    unsigned n, uint16_t remote)
 {
-	unsigned o;
+	unsigned o, reuse = 0;
 
 	for (o = 0; o < n; o++)
-		if (used[o] == remote)
-			return 1;
-	return 0;
+		if (used_remote(b, si, rank, o) == remote)
+			reuse++;
+	return reuse;
 }
 
 /*
@@ -861,14 +865,12 @@ static int offset_collides(const struct oo_build *b,
 			   const struct oo_swinfo *si, const struct oo_plan *pl,
 			   unsigned rank, unsigned lid_offset, uint8_t c)
 {
-	const uint16_t *used = b->used_remote +
-	    (size_t)rank * b->lids_per_port;
 	unsigned i;
 
-	if (!remote_used(used, lid_offset, si->remote[pl->port[c]]))
+	if (!count_reuse(b, si, rank, lid_offset, si->remote[pl->port[c]]))
 		return 0;
 	for (i = 0; i < pl->live; i++)
-		if (!remote_used(used, lid_offset,
+		if (!count_reuse(b, si, rank, lid_offset,
 				 si->remote[pl->port[pl->live_slot[i]]]))
 			return 1;
 	return 0;
@@ -964,7 +966,7 @@ static int pick_down_link(const struct oo_build *b,
 	const struct oo_tree *t = &b->tree;
 	unsigned below = si->level - 1, k;
 
-	if (pl->one_child && t->level_parents[below]) {
+	if (pl->children == 1 && t->level_parents[below]) {
 		unsigned P = t->level_parents[below];
 		unsigned slots = t->level_slots[below];
 		unsigned slot = level_slot(b, below, rank, lid_offset);
@@ -979,26 +981,13 @@ static int pick_down_link(const struct oo_build *b,
 		if (pos >= 0 && slot % P != (unsigned)pos)
 			k = (k + 1 + ((slot % P + P - (unsigned)pos) % P - 1) %
 			     (pl->n - 1)) % pl->n;
-	} else if (below && pl->children && t->level_parents[below] &&
+	} else if (below && pl->children < pl->n && t->level_parents[below] &&
 		   pl->children == t->level_parents[below - 1])
 		return pick_child_lane(b, si, pl, rank, lid_offset);
 	else
 		k = oo_coordinated_slot(rank, t->divisor[below ? below - 1 : 0],
 					lid_offset, pl->n);
 	return pl->order[k];
-}
-
-static unsigned count_reuse(const struct oo_build *b, unsigned dest_idx,
-			    unsigned lid_offset, uint16_t remote)
-{
-	const uint16_t *used = b->used_remote +
-	    (size_t)dest_idx * b->lids_per_port;
-	unsigned i, reuse = 0;
-
-	for (i = 0; i < lid_offset; i++)
-		if (used[i] == remote)
-			reuse++;
-	return reuse;
 }
 
 /* The plain rule: rotate the start with the paths routed so far. */
@@ -1015,7 +1004,8 @@ static int plain_pick(struct oo_build *b, const struct oo_swinfo *si,
 		b->cand[i].paths = b->paths[port];
 		b->cand[i].offset_paths = b->offset_paths[port];
 		b->cand[i].reuse = lid_offset ?
-		    count_reuse(b, dest_idx, lid_offset, si->remote[port]) : 0;
+		    count_reuse(b, si, dest_idx, lid_offset,
+				si->remote[port]) : 0;
 	}
 	return oo_select_candidate(b->cand, pl->n,
 				   oo_rotation_start(b->cand, pl->n));
@@ -1023,15 +1013,11 @@ static int plain_pick(struct oo_build *b, const struct oo_swinfo *si,
 
 /* Count the path of one LID leaving through port. */
 static void count_path(struct oo_build *b, const struct oo_dest *d,
-		       unsigned dest_idx, unsigned lid_offset, uint8_t port,
-		       uint16_t remote)
+		       unsigned dest_idx, unsigned lid_offset, uint8_t port)
 {
-	if (b->lids_per_port > 1) {
-		size_t at = (size_t)dest_idx * b->lids_per_port + lid_offset;
-
-		b->used_remote[at] = remote;
-		b->used_port[at] = port;
-	}
+	if (b->lids_per_port > 1)
+		b->used_port[(size_t)dest_idx * b->lids_per_port +
+			     lid_offset] = port;
 	if (d->counted && !b->prof_ignored[port]) {
 		b->paths[port]++;
 		b->offset_paths[port]++;
@@ -1084,7 +1070,7 @@ static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 			pick = plain_pick(b, si, pl, i, lid_offset);
 		port = pl->port[pick];
 		sw->new_lft[lid] = port;
-		count_path(b, d, i, lid_offset, port, si->remote[port]);
+		count_path(b, d, i, lid_offset, port);
 	}
 }
 
@@ -1141,12 +1127,9 @@ static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 
 	memset(sw->new_lft, OSM_NO_PATH, sw->max_lid_ho + 1);
 	memset(b->paths, 0, sizeof(b->paths));
-	if (b->lids_per_port > 1) {
-		memset(b->used_remote, 0, sizeof(*b->used_remote) *
-		       b->num_dests * b->lids_per_port);
+	if (b->lids_per_port > 1)
 		memset(b->used_port, 0,
 		       (size_t)b->num_dests * b->lids_per_port);
-	}
 	scan_ports(b, si);
 	plan_all_targets(b, si);
 
@@ -1177,7 +1160,6 @@ static void free_build(struct oo_build *b)
 	free(b->groups);
 	free(b->plans);
 	free(b->plan_data);
-	free(b->used_remote);
 	free(b->used_port);
 	free(b->down_cap);
 	free(b);
@@ -1307,10 +1289,8 @@ static int prepare_build(struct oo_build *b)
 {
 	if (collect_dests(b) || group_dests(b))
 		return -1;
-	b->used_remote = calloc((size_t)b->num_dests * b->lids_per_port + 1,
-				sizeof(*b->used_remote));
 	b->used_port = calloc((size_t)b->num_dests * b->lids_per_port + 1, 1);
-	if (!b->used_remote || !b->used_port || build_tree(b) ||
+	if (!b->used_port || build_tree(b) ||
 	    index_targets(b) || tabulate_slots(b))
 		return -1;
 	if (alloc_plans(b))
