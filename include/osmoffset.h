@@ -206,6 +206,16 @@ int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
 		  unsigned lane);
 
 /*
+ * Going down toward a destination from a switch whose candidates lead to
+ * several children (child[i] names the child of candidate i): the
+ * candidate that leads to the child on the destination's own up path
+ * (want), the lane % (their number)-th of them when parallel links lead
+ * there.  Returns its index, or -1 when no candidate leads to want.
+ */
+int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
+		   unsigned lane);
+
+/*
  * Up/down hop tables, as OpenSM's updn engine computes them (see
  * osm_offset_updn.c), on a compact graph of the switches.
  */

@@ -219,6 +219,23 @@ int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
 	return (int)(first + lane % links);
 }
 
+int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
+		   unsigned lane)
+{
+	unsigned i, links = 0;
+
+	for (i = 0; i < n; i++)
+		if (child[i] == want)
+			links++;
+	if (!want || !links)
+		return -1;
+	lane %= links;
+	for (i = 0; i < n; i++)
+		if (child[i] == want && !lane--)
+			break;
+	return (int)i;
+}
+
 static int compare_digit_runs(const char **pa, const char **pb)
 {
 	const char *a = *pa, *b = *pb;

@@ -66,6 +66,7 @@ struct oo_swinfo {
 	   up slot the port fills (-1: not an up port) */
 	uint16_t remote[OO_PORTS];
 	int16_t slot[OO_PORTS];
+	uint8_t slot_port[OO_PORTS];	/* per up slot: its port (0: none) */
 };
 
 struct oo_sw_index {
@@ -433,9 +434,13 @@ static int rank_switches(struct oo_build *b, struct oo_tree *t)
 		si->rank = rt.rank[i];
 		si->slots = rt.slots[i];
 		si->hosts = gr.hosts[i];
-		for (port = 1; port < si->sw->num_ports; port++)
+		for (port = 1; port < si->sw->num_ports; port++) {
 			si->slot[port] =
 			    rt.slot[(size_t)i * gr.g.stride + port];
+			if (si->slot[port] >= 0 && si->slot[port] < OO_PORTS &&
+			    !si->slot_port[si->slot[port]])
+				si->slot_port[si->slot[port]] = (uint8_t)port;
+		}
 	}
 	t->num_levels = rt.num_levels;
 	memcpy(t->level_parents, rt.level_parents, sizeof(t->level_parents));
@@ -947,17 +952,68 @@ static int pick_child_lane(const struct oo_build *b,
 }
 
 /*
+ * The switch (index + 1) a LID of the destination of this rank reaches
+ * at a level going up from its own leaf by the slots it takes on the way;
+ * 0 where one of them has no link.
+ */
+static uint16_t own_up_path(const struct oo_build *b, unsigned rank,
+			    unsigned lid_offset, unsigned level)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned x = b->dests[rank].target_idx, l;
+
+	for (l = 0; l < level; l++) {
+		const struct oo_swinfo *xi = &t->info[x];
+		uint8_t port = xi->slot_port[dest_slot(b, xi, rank,
+						       lid_offset)];
+
+		if (!port || !xi->remote[port])
+			return 0;
+		x = xi->remote[port] - 1U;
+	}
+	return (uint16_t)(x + 1);
+}
+
+/*
+ * Down to several children, one of which the destination's own up path
+ * passes through (a core cabled to some of the spines of each pod): that
+ * one, so that the flows toward a leaf from other pods reach its spines as
+ * those from its own pod do, spread over its down links by its up slots;
+ * over parallel links, the digit of the level below picks the lane.
+ * -1 if no candidate leads there.
+ */
+static int pick_mirror_link(const struct oo_build *b,
+			    const struct oo_swinfo *si,
+			    const struct oo_plan *pl, unsigned rank,
+			    unsigned lid_offset)
+{
+	uint64_t divisor = b->tree.divisor[si->level - 1];
+	uint16_t child[OO_PORTS];
+	unsigned i;
+	int k;
+
+	for (i = 0; i < pl->n; i++)
+		child[i] = si->remote[pl->port[pl->order[i]]];
+	k = oo_mirror_link(child, pl->n,
+			   own_up_path(b, rank, lid_offset, si->level - 1),
+			   (unsigned)(rank / (divisor ? divisor : 1)) +
+			   lid_offset);
+	return k < 0 ? -1 : pl->order[k];
+}
+
+/*
  * Parallel links down to one child: take the lane of the up slot the
  * destination takes at the child's level, so that flows that came up over
  * distinct links of a trunk go down over distinct links too; where the
  * child has more parallel links than the level has lanes (a leaf with
  * more cables to fewer spines than its peers), each turn of the slots
  * around the level moves on by the level's lanes, so that every link
- * gets its share.  Down to
- * several children (a director's line ASIC wired to every pod spine): the
- * digit that picks among such children going up from the level below
- * them, so that destinations of one leaf that differ there come down
- * through different children, as they would go up.
+ * gets its share.  Down to several children: the one on the destination's
+ * own up path where a candidate leads there (pick_mirror_link()), else (a
+ * director's line ASIC wired to every pod spine) the digit that picks
+ * among such children going up from the level below them, so that
+ * destinations of one leaf that differ there come down through different
+ * children, as they would go up.
  */
 static int pick_down_link(const struct oo_build *b,
 			  const struct oo_swinfo *si, const struct oo_plan *pl,
@@ -982,11 +1038,17 @@ static int pick_down_link(const struct oo_build *b,
 			k = (k + 1 + ((slot % P + P - (unsigned)pos) % P - 1) %
 			     (pl->n - 1)) % pl->n;
 	} else if (below && pl->children < pl->n && t->level_parents[below] &&
-		   pl->children == t->level_parents[below - 1])
+		   pl->children == t->level_parents[below - 1]) {
 		return pick_child_lane(b, si, pl, rank, lid_offset);
-	else
+	} else {
+		int pick = below && pl->children > 1 ?
+		    pick_mirror_link(b, si, pl, rank, lid_offset) : -1;
+
+		if (pick >= 0)
+			return pick;
 		k = oo_coordinated_slot(rank, t->divisor[below ? below - 1 : 0],
 					lid_offset, pl->n);
+	}
 	return pl->order[k];
 }
 

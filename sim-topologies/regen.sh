@@ -38,3 +38,4 @@ cd "$here"
 "$G" cluster --spines 8 --edges 8 --hosts-per-edge 16 --rails 4 --random-guids --link 4xEDR -o rails4.net
 "$G" cluster --radix 64 --spines 6 --edges 12 --hosts-per-edge 12 --uplinks 6 --double-links 0.25 --remove-links 0.05 --sharp --random-guids --link 4xHDR -o sharp-ft2.net
 "$G" cluster --radix 16 --pods 2 --pod-spines 2 --edges 8 --hosts-per-edge 4 --uplinks 2 --pod-uplinks 4 --spines 4 --double-links 1.0 --random-guids -o ft3-doubled.net
+"$G" cluster --radix 16 --pods 3 --pod-spines 4 --edges 12 --hosts-per-edge 8 --uplinks 4 --pod-uplinks 4 --spines 6 --random-guids -o ft3-partial-cores.net

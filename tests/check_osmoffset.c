@@ -1461,6 +1461,28 @@ START_TEST(child_lane_picks_the_group_then_the_link)
 }
 END_TEST
 
+START_TEST(mirror_link_follows_the_destinations_up_path)
+{
+	/* children 7 (two links), 9 (one), 4 (three) */
+	static const uint16_t child[6] = { 7, 7, 9, 4, 4, 4 };
+	static const uint16_t apart[4] = { 4, 9, 4, 4 };
+
+	ck_assert_int_eq(oo_mirror_link(child, 6, 9, 0), 2);
+	ck_assert_int_eq(oo_mirror_link(child, 6, 9, 5), 2);
+	ck_assert_int_eq(oo_mirror_link(child, 6, 7, 0), 0);
+	ck_assert_int_eq(oo_mirror_link(child, 6, 7, 3), 1);
+	ck_assert_int_eq(oo_mirror_link(child, 6, 4, 4), 4);
+	/* links to one child need not be next to each other */
+	ck_assert_int_eq(oo_mirror_link(apart, 4, 4, 1), 2);
+	ck_assert_int_eq(oo_mirror_link(apart, 4, 4, 4), 2);
+	ck_assert_int_eq(oo_mirror_link(apart, 4, 4, 5), 3);
+	/* no candidate leads there, or the up path is not known (0) */
+	ck_assert_int_eq(oo_mirror_link(child, 6, 5, 0), -1);
+	ck_assert_int_eq(oo_mirror_link(child, 6, 0, 0), -1);
+	ck_assert_int_eq(oo_mirror_link(child, 0, 7, 0), -1);
+}
+END_TEST
+
 START_TEST(excess_lanes_are_cut)
 {
 	/*
@@ -1781,6 +1803,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
+	tcase_add_test(crd, mirror_link_follows_the_destinations_up_path);
 	tcase_add_test(crd, excess_lanes_are_cut);
 	tcase_add_test(crd, offset_detour_weighs_nearby_ranks_first);
 	tcase_add_test(crd, two_level_spread_is_congestion_free);

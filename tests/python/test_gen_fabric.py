@@ -37,6 +37,7 @@ CURATED = {
     "rails4.net": (128, 16, 128),
     "sharp-ft2.net": (162, 18, 86),
     "ft3-doubled.net": (32, 16, 64),
+    "ft3-partial-cores.net": (96, 30, 96),
 }
 
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm") and
