@@ -923,27 +923,36 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 	return pick_offset_detour(b, si, pl, rank, lid_offset, slot);
 }
 
+/* The child each down candidate leads to, candidates in child rank order. */
+static void order_children(const struct oo_swinfo *si,
+			   const struct oo_plan *pl, uint16_t *child)
+{
+	unsigned i;
+
+	for (i = 0; i < pl->n; i++)
+		child[i] = si->remote[pl->port[pl->order[i]]];
+}
+
 /*
  * Down over parallel links to as many children as the switches two
  * levels below have parents (a core cabled twice to each spine of a
  * pod): the slot the destination takes two levels below picks the child,
  * as it picked the child's place among the parents there, and the lane
  * of its slot one level below picks the link; the LIDs a core receives in
- * one shift round differ in one or the other.  (A core cabled to some of
- * a pod's spines only keeps the plain digit: the slots below would crowd
- * its few children.)
+ * one shift round differ in one or the other.  (Not for a core cabled to
+ * some of a pod's spines only: the slots below would crowd its few
+ * children; pick_mirror_link() decides there.)
  */
 static int pick_child_lane(const struct oo_build *b,
 			   const struct oo_swinfo *si, const struct oo_plan *pl,
 			   unsigned rank, unsigned lid_offset)
 {
 	const struct oo_tree *t = &b->tree;
-	unsigned below = si->level - 1, i;
+	unsigned below = si->level - 1;
 	uint16_t child[OO_PORTS];
 	int k;
 
-	for (i = 0; i < pl->n; i++)
-		child[i] = si->remote[pl->port[pl->order[i]]];
+	order_children(si, pl, child);
 	k = oo_child_lane(child, pl->n,
 			  level_slot(b, below - 1, rank, lid_offset),
 			  level_slot(b, below, rank, lid_offset) /
@@ -989,11 +998,9 @@ static int pick_mirror_link(const struct oo_build *b,
 {
 	uint64_t divisor = b->tree.divisor[si->level - 1];
 	uint16_t child[OO_PORTS];
-	unsigned i;
 	int k;
 
-	for (i = 0; i < pl->n; i++)
-		child[i] = si->remote[pl->port[pl->order[i]]];
+	order_children(si, pl, child);
 	k = oo_mirror_link(child, pl->n,
 			   own_up_path(b, rank, lid_offset, si->level - 1),
 			   (unsigned)(rank / (divisor ? divisor : 1)) +

@@ -1446,40 +1446,38 @@ START_TEST(far_slot_keeps_off_the_neighbours)
 }
 END_TEST
 
+/* Down candidates by child: children 7 (two links), 9 (one), 4 (three). */
+static const uint16_t grouped_children[6] = { 7, 7, 9, 4, 4, 4 };
+
 START_TEST(child_lane_picks_the_group_then_the_link)
 {
-	/* children 7 (two links), 9 (one), 4 (three) */
-	static const uint16_t child[6] = { 7, 7, 9, 4, 4, 4 };
-
-	ck_assert_int_eq(oo_child_lane(child, 6, 0, 0), 0);
-	ck_assert_int_eq(oo_child_lane(child, 6, 0, 1), 1);
-	ck_assert_int_eq(oo_child_lane(child, 6, 3, 3), 1);
-	ck_assert_int_eq(oo_child_lane(child, 6, 1, 5), 2);
-	ck_assert_int_eq(oo_child_lane(child, 6, 2, 2), 5);
-	ck_assert_int_eq(oo_child_lane(child, 6, 5, 4), 4);
-	ck_assert_int_eq(oo_child_lane(child, 0, 1, 1), -1);
+	ck_assert_int_eq(oo_child_lane(grouped_children, 6, 0, 0), 0);
+	ck_assert_int_eq(oo_child_lane(grouped_children, 6, 0, 1), 1);
+	ck_assert_int_eq(oo_child_lane(grouped_children, 6, 3, 3), 1);
+	ck_assert_int_eq(oo_child_lane(grouped_children, 6, 1, 5), 2);
+	ck_assert_int_eq(oo_child_lane(grouped_children, 6, 2, 2), 5);
+	ck_assert_int_eq(oo_child_lane(grouped_children, 6, 5, 4), 4);
+	ck_assert_int_eq(oo_child_lane(grouped_children, 0, 1, 1), -1);
 }
 END_TEST
 
 START_TEST(mirror_link_follows_the_destinations_up_path)
 {
-	/* children 7 (two links), 9 (one), 4 (three) */
-	static const uint16_t child[6] = { 7, 7, 9, 4, 4, 4 };
 	static const uint16_t apart[4] = { 4, 9, 4, 4 };
 
-	ck_assert_int_eq(oo_mirror_link(child, 6, 9, 0), 2);
-	ck_assert_int_eq(oo_mirror_link(child, 6, 9, 5), 2);
-	ck_assert_int_eq(oo_mirror_link(child, 6, 7, 0), 0);
-	ck_assert_int_eq(oo_mirror_link(child, 6, 7, 3), 1);
-	ck_assert_int_eq(oo_mirror_link(child, 6, 4, 4), 4);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 6, 9, 0), 2);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 6, 9, 5), 2);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 6, 7, 0), 0);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 6, 7, 3), 1);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 6, 4, 4), 4);
 	/* links to one child need not be next to each other */
 	ck_assert_int_eq(oo_mirror_link(apart, 4, 4, 1), 2);
 	ck_assert_int_eq(oo_mirror_link(apart, 4, 4, 4), 2);
 	ck_assert_int_eq(oo_mirror_link(apart, 4, 4, 5), 3);
 	/* no candidate leads there, or the up path is not known (0) */
-	ck_assert_int_eq(oo_mirror_link(child, 6, 5, 0), -1);
-	ck_assert_int_eq(oo_mirror_link(child, 6, 0, 0), -1);
-	ck_assert_int_eq(oo_mirror_link(child, 0, 7, 0), -1);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 6, 5, 0), -1);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 6, 0, 0), -1);
+	ck_assert_int_eq(oo_mirror_link(grouped_children, 0, 7, 0), -1);
 }
 END_TEST
 
