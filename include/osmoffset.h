@@ -198,9 +198,10 @@ void oo_level_divisors(const unsigned *parents, unsigned levels,
 /*
  * Going down from a switch whose candidates lead to several children,
  * some over parallel links: child[i] names the child of candidate i, the
- * candidates grouped by child.  The group digit % (number of groups)
- * picks the child, lane % (its links) the link.  Returns the candidate's
- * index, or -1 when n is 0.
+ * candidates grouped by child (children are named 1 and up).  The group
+ * digit % (number of groups) picks the child, and oo_mirror_link() the
+ * lane % (its links)-th link to it.  Returns the candidate's index, or -1
+ * when n is 0.
  */
 int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
 		  unsigned lane);

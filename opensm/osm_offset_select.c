@@ -196,29 +196,6 @@ void oo_level_divisors(const unsigned *parents, unsigned levels,
 	}
 }
 
-int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
-		  unsigned lane)
-{
-	unsigned i, groups = 0, g, first = 0, links = 0;
-
-	for (i = 0; i < n; i++)
-		if (!i || child[i] != child[i - 1])
-			groups++;
-	if (!groups)
-		return -1;
-	g = digit % groups;
-	for (i = 0, groups = 0; i < n; i++) {
-		if (i && child[i] != child[i - 1])
-			groups++;
-		if (groups != g)
-			continue;
-		if (!links)
-			first = i;
-		links++;
-	}
-	return (int)(first + lane % links);
-}
-
 int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
 		   unsigned lane)
 {
@@ -234,6 +211,23 @@ int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
 		if (child[i] == want && !lane--)
 			break;
 	return (int)i;
+}
+
+int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
+		  unsigned lane)
+{
+	unsigned i, groups = 0, g;
+
+	for (i = 0; i < n; i++)
+		if (!i || child[i] != child[i - 1])
+			groups++;
+	if (!groups)
+		return -1;
+	/* the first candidate of group digit % groups */
+	for (g = digit % groups, i = 0; g; i++)
+		if (child[i + 1] != child[i])
+			g--;
+	return oo_mirror_link(child, n, child[i], lane);
 }
 
 static int compare_digit_runs(const char **pa, const char **pb)

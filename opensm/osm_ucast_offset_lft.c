@@ -573,16 +573,12 @@ static void cut_excess_lanes(const struct oo_build *b,
 {
 	uint16_t remote[OO_PORTS] = { 0 };
 	uint8_t cap[OO_PORTS] = { 0 };
-	unsigned slots = si->slots, s, e;
+	unsigned slots = si->slots, s;
 
 	for (s = 0; s < slots; s++) {
 		remote[s] = pl->by_slot[s] == OO_NO_CAND ? 0 :
 		    si->remote[pl->port[pl->by_slot[s]]];
-		if (!remote[s])
-			continue;
-		for (e = 0; e < s && remote[e] != remote[s]; e++)
-			;
-		if (e < s)
+		if (remote[s])
 			cap[s] = (uint8_t)down_capacity(b, remote[s] - 1U, tgt);
 	}
 	oo_cut_excess_lanes(remote, cap, slots, pl->cut);
