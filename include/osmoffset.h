@@ -279,6 +279,19 @@ unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue);
 unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
 				 const uint8_t *leaf, unsigned *rank);
 
+/*
+ * Spines updn's detection leaves out: a switch that is no leaf and no
+ * root, is cabled to no root, and has most of its cables (two or more) to
+ * leaves stands beside the roots over the same leaves (a spine with a
+ * leaf or two fewer, or a second pair of spines over most leaves).
+ * Ranked below the leaves it carries no traffic between them: a step from
+ * a leaf down to it cannot turn up again.  This makes every such switch a
+ * root (rank[s] = 0), when some root exists.  Returns how many; 0 also
+ * when out of memory (the roots then stay as found).
+ */
+unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
+				   const uint8_t *leaf, unsigned *rank);
+
 /* Mark which steps go down, once the ranks are known. */
 void oo_updn_directions(struct oo_updn_graph *g);
 

@@ -32,9 +32,14 @@ static inline double oo_thread_cpu_seconds(void)
  * are no root switches (as updn: the next routing engine is tried), and 1
  * when this configuration is left to OpenSM's own updn stage (connected
  * roots, node ids file, hop weights without a usable root file, ports
- * that disagree about their links, no memory, unusual LIDs).
+ * that disagree about their links, no memory, unusual LIDs).  With
+ * complete_roots, spines the root detection left out join the roots
+ * (oo_updn_add_sibling_roots(); never with a root GUID file), and
+ * *roots_completed (if given) says whether any did: the tables are then
+ * not the ones stock updn builds.
  */
-int oo_updn_build_hop_tables(struct osm_opensm *osm);
+int oo_updn_build_hop_tables(struct osm_opensm *osm, int complete_roots,
+			     int *roots_completed);
 
 /*
  * The minhop engine's hop-table stage (osm_ucast_mgr_build_lid_matrices),
@@ -56,15 +61,33 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule);
 typedef int (*oo_lft_builder)(void *context);
 
 /*
- * Build the LFTs with build_ours under the stock guard
+ * The stages the stock guard runs.  ours and stock fill the LFTs from the
+ * hop tables in place; when those are not the ones the stock engine would
+ * use (roots completed, see oo_updn_build_hop_tables()), stock_hops
+ * rebuilds the stock engine's and our_hops ours again (both NULL
+ * otherwise).  stock may be NULL (not known: ours stay unchecked).
+ */
+struct oo_guard_stages {
+	oo_lft_builder ours;
+	oo_lft_builder stock;
+	oo_lft_builder stock_hops;
+	oo_lft_builder our_hops;
+	void *ctx;		/* of ours and the hop builders */
+	void *stock_ctx;
+};
+
+/*
+ * Build the LFTs with st->ours under the stock guard
  * (osm_ucast_offset_guard.c): the stock stage runs too, and ours, a mix
  * of both, or the stock tables stay, the first that scores at least as
- * well as stock in every rank order looked at.  stock may be NULL (not
- * known: ours stay).  Returns 0 with a full set of LFTs in
- * place, -1 when build_ours failed (the port profiles are as before).
+ * well as stock in every rank order looked at.  With stock_hops, that
+ * choice is then scored against the stock engine's own tables (its hop
+ * tables, its LFT stage) and stays only if it scores at least as well
+ * there too; else those stay, hop tables included.  Returns 0 with a full
+ * set of LFTs in place, -1 when st->ours failed (the port profiles are as
+ * before).
  */
-int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
-		  void *ours_ctx, oo_lft_builder stock, void *stock_ctx);
+int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st);
 
 /*
  * The subnet as plain arrays (osm_ucast_offset_net.c), for the stock

@@ -14,6 +14,7 @@
  * they just run on a compact link list and a dense scratch matrix.
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "osmoffset.h"
@@ -224,3 +225,55 @@ unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
 				rank[s] = 0;
 	return dropped;
 }
+
+/* Whether switch s is cabled to a root. */
+static int cabled_to_root(const struct oo_updn_graph *g, const unsigned *rank,
+			  unsigned s)
+{
+	unsigned i;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++)
+		if ((g->link[i].flags & OO_LINK_DIRECT) &&
+		    !rank[g->link[i].to])
+			return 1;
+	return 0;
+}
+
+/* Most of s's cables lead to leaves, and at least two. */
+static int mostly_over_leaves(const struct oo_updn_graph *g,
+			      const uint8_t *leaf, unsigned s)
+{
+	unsigned i, to_leaves = 0, cables = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		if (!(g->link[i].flags & OO_LINK_DIRECT))
+			continue;
+		cables++;
+		to_leaves += leaf[g->link[i].to];
+	}
+	return to_leaves >= 2 && 2 * to_leaves > cables;
+}
+
+unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
+				   const uint8_t *leaf, unsigned *rank)
+{
+	uint8_t *add = calloc(g->num_sw + 1, 1);
+	unsigned s, added = 0, roots = 0;
+
+	if (!add)
+		return 0;
+	for (s = 0; s < g->num_sw; s++)
+		roots += !rank[s];
+	for (s = 0; roots && s < g->num_sw; s++)
+		if (rank[s] && !leaf[s] && !cabled_to_root(g, rank, s) &&
+		    mostly_over_leaves(g, leaf, s)) {
+			add[s] = 1;
+			added++;
+		}
+	for (s = 0; s < g->num_sw; s++)
+		if (add[s])
+			rank[s] = 0;
+	free(add);
+	return added;
+}
+

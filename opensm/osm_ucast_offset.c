@@ -55,6 +55,8 @@ struct oo_plugin {
 	/* OpenSM's own LFT stage (minhop's, which updn uses too) */
 	oo_lft_builder stock_lfts;
 	void *stock_ctx;
+	/* this routing's updn hop tables are over roots we completed */
+	int roots_completed;
 };
 
 /* What a wrapped engine keeps of itself. */
@@ -71,10 +73,28 @@ static int build_ours(void *context)
 	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule);
 }
 
+/* updn's hop tables over the roots updn's own detection finds. */
+static int build_stock_hops(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_updn_build_hop_tables(plugin->osm, 0, NULL);
+}
+
+/* updn's hop tables over the roots port offsetting completes. */
+static int build_our_hops(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_updn_build_hop_tables(plugin->osm, 1, NULL);
+}
+
 /*
  * updn's and minhop's hop tables are built here unless told otherwise;
  * whatever the builders leave alone (return > 0) the engine's own stage
- * builds.
+ * builds.  With port offsetting on, updn's roots are completed (spines
+ * its detection left out join them); the LFT stage then also answers to
+ * the stock engine's own tables.
  */
 static int wrap_build_lid_matrices(void *context)
 {
@@ -82,9 +102,12 @@ static int wrap_build_lid_matrices(void *context)
 	struct oo_plugin *plugin = w->plugin;
 	int ret = 1;
 
+	plugin->roots_completed = 0;
 	if (plugin->opts.hop_tables == OO_HOPS_FAST) {
 		if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_UPDN)
-			ret = oo_updn_build_hop_tables(plugin->osm);
+			ret = oo_updn_build_hop_tables(plugin->osm,
+					plugin->opts.rule != OO_RULE_OFF,
+					&plugin->roots_completed);
 		else if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_MINHOP)
 			ret = oo_minhop_build_hop_tables(plugin->osm);
 		if (ret <= 0)
@@ -93,11 +116,30 @@ static int wrap_build_lid_matrices(void *context)
 	return w->orig.build_lid_matrices(w->orig.context);
 }
 
+/* Port offsetting's LFTs, under the stock guard if it is on. */
+static int build_guarded(struct oo_plugin *plugin)
+{
+	struct oo_guard_stages st = {
+		.ours = build_ours,
+		.stock = plugin->stock_lfts,
+		.ctx = plugin,
+		.stock_ctx = plugin->stock_ctx,
+	};
+
+	if (!plugin->opts.stock_guard)
+		return build_ours(plugin);
+	if (plugin->roots_completed) {
+		st.stock_hops = build_stock_hops;
+		st.our_hops = build_our_hops;
+	}
+	return oo_guard_lfts(plugin->osm, &st);
+}
+
 /*
  * On any failure the stock LFT builder of the same engine runs instead
- * (the original stage, or OpenSM's default one when we return > 0); it
- * rewrites every switch's new LFT from scratch, so nothing half-built of
- * ours is ever sent to a switch.
+ * (the original stage, or OpenSM's default one when we return > 0), over
+ * the stock engine's own hop tables; it rewrites every switch's new LFT
+ * from scratch, so nothing half-built of ours is ever sent to a switch.
  */
 static int wrap_ucast_build_fwd_tables(void *context)
 {
@@ -105,10 +147,7 @@ static int wrap_ucast_build_fwd_tables(void *context)
 	struct oo_plugin *plugin = w->plugin;
 
 	if (plugin->opts.rule != OO_RULE_OFF) {
-		if (!(plugin->opts.stock_guard ?
-		      oo_guard_lfts(plugin->osm, build_ours, plugin,
-				    plugin->stock_lfts, plugin->stock_ctx) :
-		      build_ours(plugin))) {
+		if (!build_guarded(plugin)) {
 			/* whichever tables stay: fill what updn left empty */
 			if (plugin->opts.reach_all)
 				oo_reach_lfts(plugin->osm);
@@ -119,6 +158,11 @@ static int wrap_ucast_build_fwd_tables(void *context)
 			"a switch without tables or a tree deeper than %d "
 			"levels); routing engine '%s' builds them the stock "
 			"way\n", OO_MAX_LEVELS, w->orig.name);
+		if (plugin->roots_completed && build_stock_hops(plugin) &&
+		    w->orig.build_lid_matrices(w->orig.context))
+			OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F0A: "
+				"the hop tables over updn's own roots could "
+				"not be built (no memory)\n");
 	}
 	if (w->orig.ucast_build_fwd_tables)
 		return w->orig.ucast_build_fwd_tables(w->orig.context);

@@ -89,6 +89,10 @@ struct oo_guard {
 	uint8_t *lft_ours;
 	uint8_t *lft_stock;
 	const uint8_t **stock_row;	/* per switch, into lft_stock */
+	/* the stock engine's own tables, over its own roots, when ours
+	   and lft_stock are over roots port offsetting completed */
+	uint32_t *prof_own;
+	uint8_t *lft_own;
 	struct oo_eval_work work;
 	double stock_cpu;	/* of the stock LFT stage */
 };
@@ -108,6 +112,8 @@ static void free_guard(struct oo_guard *g)
 	free(g->lft_ours);
 	free(g->lft_stock);
 	free(g->stock_row);
+	free(g->prof_own);
+	free(g->lft_own);
 	oo_eval_work_free(&g->work);
 }
 
@@ -555,9 +561,9 @@ static unsigned mark_losing_offsets(const struct oo_guard *g,
  * Try the mix of ours and stock: the losing quarter-job blocks first,
  * then the halves, then the LID offsets whose own traffic loses, and
  * again while some cell still loses (at most OO_GUARD_MIX_ROUNDS times).
- * Returns
- * 1 with the mix in place when it scores at least as well as stock in
- * every cell, 0 otherwise (the stock tables are back in place).
+ * The entries come from lft_stock; stock holds the scores to beat.
+ * Returns 1 with the mix in place when it scores at least as well in
+ * every cell, 0 otherwise (the caller puts the stock tables back).
  */
 static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 		   const struct oo_eval_score *stock,
@@ -612,9 +618,6 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 			"flows of %u job blocks or LID offsets where port "
 			"offsetting lost take the stock routes; the rest keep "
 			"port offsetting's\n", lost);
-	} else {
-		copy_lfts(g, g->lft_stock, 0);
-		restore_profiles(g, g->prof_stock);
 	}
 	free(mark);
 	return ok;
@@ -632,67 +635,148 @@ static void log_loss(const struct oo_guard *g, const char *what,
 		a[c].eff, a[c].lost, stock[c].eff, stock[c].lost);
 }
 
+/* Our hop tables back, after the stock engine's: 0, or -1 (logged). */
+static int our_hops_back(struct oo_guard *g, const struct oo_guard_stages *st)
+{
+	if (!st->our_hops(st->ctx))
+		return 0;
+	OSM_LOG(g->log, OSM_LOG_ERROR, "ERR 9F0A: stock guard: the hop "
+		"tables over the completed roots could not be built again "
+		"(no memory); the LFTs stay, the hop tables are as the "
+		"routing engine leaves them\n");
+	return -1;
+}
+
+/*
+ * Ours and lft_stock are over hop tables whose roots port offsetting
+ * completed; the stock engine routes over its own roots.  Build its hop
+ * tables and LFTs into lft_own and score them into own; our hop tables
+ * come back after.  Returns 0, or -1 (a stage failed; our hop tables are
+ * back, the LFTs in place are undefined).
+ */
+static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
+		     struct oo_eval_score *own)
+{
+	if (st->stock_hops(st->ctx)) {
+		our_hops_back(g, st);
+		return -1;
+	}
+	restore_profiles(g, g->prof_before);
+	if (st->stock(st->stock_ctx)) {
+		our_hops_back(g, st);
+		return -1;
+	}
+	save_profiles(g, g->prof_own);
+	copy_lfts(g, g->lft_own, 1);
+	score_cells(g, own);
+	log_scores(g, "stock over its own roots", own);
+	return our_hops_back(g, st);
+}
+
+/*
+ * The stock engine's own tables go in place: its LFTs and port profiles,
+ * and, when they are over other roots than ours, its hop tables.
+ */
+static void put_stock_back(struct oo_guard *g,
+			   const struct oo_guard_stages *st)
+{
+	copy_lfts(g, g->lft_own, 0);
+	restore_profiles(g, g->prof_own);
+	if (st->stock_hops && st->stock_hops(st->ctx))
+		OSM_LOG(g->log, OSM_LOG_ERROR, "ERR 9F0A: stock guard: the "
+			"hop tables over updn's own roots could not be built "
+			"again (no memory); its LFTs stay, the hop tables are "
+			"as the routing engine leaves them\n");
+}
+
 /*
  * Ours are built and in place.  Build the stock tables too and keep ours,
  * else a mix, else stock, whichever first scores at least as well as
- * stock in every cell.  Returns 0 with one of them in place, -1 when the
- * guard could not decide (ours stay).
+ * stock in every cell.  When our hop tables are over completed roots
+ * (st->stock_hops), the scores to beat and the fallback are the stock
+ * engine's own tables over its own roots, while the mix takes its entries
+ * from the stock LFT stage over our hop tables (entries of two up/down
+ * rankings could close a credit loop together).
+ * Returns 0 with one of them in place, -1 when the guard could not
+ * decide (ours stay).
  */
-static int compare_with_stock(struct oo_guard *g, oo_lft_builder stock,
-			      void *stock_ctx,
+static int compare_with_stock(struct oo_guard *g,
+			      const struct oo_guard_stages *st,
 			      const struct oo_eval_score *ours)
 {
-	struct oo_eval_score *theirs, *mixed;
+	struct oo_eval_score *theirs, *mixed, *own;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
 	int ret = -1;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
+	own = st->stock_hops ? calloc(g->num_cells + 1, sizeof(*own)) : theirs;
 	g->prof_ours = malloc(sizeof(uint32_t) * ports);
 	g->prof_stock = malloc(sizeof(uint32_t) * ports);
 	g->lft_ours = malloc(lfts);
 	g->lft_stock = malloc(lfts);
-	if (!theirs || !mixed || !g->prof_ours || !g->prof_stock ||
-	    !g->lft_ours || !g->lft_stock)
+	if (st->stock_hops) {
+		g->prof_own = malloc(sizeof(uint32_t) * ports);
+		g->lft_own = malloc(lfts);
+	}
+	if (!theirs || !mixed || !own || !g->prof_ours || !g->prof_stock ||
+	    !g->lft_ours || !g->lft_stock ||
+	    (st->stock_hops && (!g->prof_own || !g->lft_own)))
 		goto out;
 	save_profiles(g, g->prof_ours);
 	copy_lfts(g, g->lft_ours, 1);
 	restore_profiles(g, g->prof_before);
 	g->stock_cpu = oo_thread_cpu_seconds();
-	if (stock(stock_ctx)) {
-		copy_lfts(g, g->lft_ours, 0);
-		restore_profiles(g, g->prof_ours);
-		goto out;
-	}
+	if (st->stock(st->stock_ctx))
+		goto ours_back;
 	g->stock_cpu = oo_thread_cpu_seconds() - g->stock_cpu;
-	ret = 0;
 	save_profiles(g, g->prof_stock);
 	copy_lfts(g, g->lft_stock, 1);
 	score_cells(g, theirs);
-	log_scores(g, "stock", theirs);
-	if (first_loss(g, ours, theirs) < 0) {
-		copy_lfts(g, g->lft_ours, 0);
-		restore_profiles(g, g->prof_ours);
+	log_scores(g, st->stock_hops ? "stock over the completed roots" :
+		   "stock", theirs);
+	if (!st->stock_hops) {
+		g->prof_own = g->prof_stock;
+		g->lft_own = g->lft_stock;
+	} else if (build_own(g, st, own))
+		goto ours_back;
+	else
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"roots are completed; the stock tables to beat are "
+			"updn's own, over its own roots\n");
+	ret = 0;
+	if (first_loss(g, ours, own) < 0) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
 			"offsetting's LFTs score at least as well as the "
 			"stock ones in all %u cells; they stay\n",
 			g->num_cells);
-		goto out;
+		goto ours_back;
 	}
-	log_loss(g, "port offsetting's LFTs", ours, theirs);
-	if (try_mix(g, ours, theirs, mixed))
+	log_loss(g, "port offsetting's LFTs", ours, own);
+	if (try_mix(g, ours, own, mixed))
 		goto out;
-	log_loss(g, "a mix of both would", mixed, theirs);
+	log_loss(g, "a mix of both would", mixed, own);
+	put_stock_back(g, st);
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
-		"LFTs stay, as routing engine's own stage built them\n");
+		"LFTs stay, as routing engine's own stage built them%s\n",
+		st->stock_hops ? ", over its own roots" : "");
+	goto out;
+ours_back:
+	copy_lfts(g, g->lft_ours, 0);
+	restore_profiles(g, g->prof_ours);
 out:
+	if (g->lft_own == g->lft_stock) {
+		g->prof_own = NULL;
+		g->lft_own = NULL;
+	}
+	if (own != theirs)
+		free(own);
 	free(theirs);
 	free(mixed);
 	return ret;
 }
 
-int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
-		  void *ours_ctx, oo_lft_builder stock, void *stock_ctx)
+int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 {
 	struct oo_guard g;
 	struct oo_eval_score *ours = NULL;
@@ -710,10 +794,10 @@ int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
 			"memory; port offsetting's LFTs are used unchecked\n");
 		free_guard(&g);
 		free(ours);
-		return build_ours(ours_ctx);
+		return st->ours(st->ctx);
 	}
 	save_profiles(&g, g.prof_before);
-	if (build_ours(ours_ctx)) {
+	if (st->ours(st->ctx)) {
 		restore_profiles(&g, g.prof_before);
 		goto out;
 	}
@@ -721,11 +805,11 @@ int oo_guard_lfts(struct osm_opensm *osm, oo_lft_builder build_ours,
 	cpu = oo_thread_cpu_seconds();
 	score_cells(&g, ours);
 	log_scores(&g, "offsetting", ours);
-	if (!stock)
+	if (!st->stock)
 		OSM_LOG(g.log, OSM_LOG_INFO, "osmoffset: stock guard: "
 			"OpenSM's LFT stage is not known; port offsetting's "
 			"LFTs are used unchecked\n");
-	else if (compare_with_stock(&g, stock, stock_ctx, ours))
+	else if (compare_with_stock(&g, st, ours))
 		OSM_LOG(g.log, OSM_LOG_ERROR, "ERR 9F08: stock guard: no "
 			"memory or the stock stage failed; port offsetting's "
 			"LFTs are used unchecked\n");

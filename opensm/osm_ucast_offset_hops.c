@@ -44,6 +44,8 @@ struct oo_hops {
 	uint64_t *id;
 	unsigned num_roots;
 	unsigned aggregation_nodes;	/* left out of root detection */
+	int complete_roots;	/* add the spines updn's detection missed */
+	int roots_completed;	/* and some were added */
 	struct oo_updn_work w;
 	uint8_t *lid_is_switch;	/* by LID: some switch's base LID */
 	unsigned max_lid;	/* smallest max_lid_ho of all switches */
@@ -451,25 +453,48 @@ static uint8_t *find_leaves(const struct oo_hops *h, const unsigned *cas)
 	return leaf;
 }
 
-/* Leaves updn's detection took for roots (see oo_updn_drop_leaf_roots()). */
-static void drop_leaf_roots(struct oo_hops *h, const unsigned *cas)
+/* How many switches are roots. */
+static unsigned count_roots(const struct oo_hops *h)
 {
-	unsigned found = h->num_roots, dropped, s;
+	unsigned s, n = 0;
+
+	for (s = 0; s < h->g.num_sw; s++)
+		n += !h->rank[s];
+	return n;
+}
+
+/*
+ * Leaves updn's detection took for roots go (oo_updn_drop_leaf_roots());
+ * with h->complete_roots, spines it left out join them
+ * (oo_updn_add_sibling_roots()), and h->roots_completed says whether any
+ * did.
+ */
+static void adjust_roots(struct oo_hops *h, const unsigned *cas)
+{
+	unsigned found = h->num_roots, dropped, added = 0;
 	uint8_t *leaf = find_leaves(h, cas);
 
 	if (!leaf)
 		return;		/* no memory: updn's roots as found */
 	dropped = oo_updn_drop_leaf_roots(&h->g, leaf, h->rank);
+	if (dropped)
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u of the %u root "
+			"switches updn's detection found are leaves (hosts of "
+			"their own, neither spine- nor core-like); left out, "
+			"with the spines over leaves as roots: %u roots "
+			"(up/down over a leaf root lets credit loops form)\n",
+			dropped, found, count_roots(h));
+	if (h->complete_roots)
+		added = oo_updn_add_sibling_roots(&h->g, leaf, h->rank);
 	free(leaf);
-	if (!dropped)
-		return;
-	for (h->num_roots = 0, s = 0; s < h->g.num_sw; s++)
-		h->num_roots += !h->rank[s];
-	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u of the %u root switches "
-		"updn's detection found are leaves (hosts of their own, "
-		"neither spine- nor core-like); left out, with the spines "
-		"over leaves as roots: %u roots (up/down over a leaf root "
-		"lets credit loops form)\n", dropped, found, h->num_roots);
+	h->num_roots = count_roots(h);
+	h->roots_completed = added > 0;
+	if (added)
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u switches beside "
+			"updn's roots over the same leaves (cabled to no root, "
+			"most cables to leaves) join them as roots: %u roots; "
+			"ranked below the leaves they would carry no traffic "
+			"between them\n", added, h->num_roots);
 }
 
 /*
@@ -520,7 +545,7 @@ static int find_roots_by_hops(struct oo_hops *h)
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u root switches found "
 		"from the min-hop distances of %u end ports\n", h->num_roots,
 		cas_num);
-	drop_leaf_roots(h, cas);
+	adjust_roots(h, cas);
 	if (h->aggregation_nodes)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u SHARP aggregation "
 			"nodes left out of updn's root detection\n",
@@ -660,16 +685,22 @@ static void init_hops(struct oo_hops *h, osm_opensm_t *osm)
 	h->g.num_sw = cl_qmap_count(&osm->subn.sw_guid_tbl);
 }
 
-int oo_updn_build_hop_tables(struct osm_opensm *osm)
+int oo_updn_build_hop_tables(struct osm_opensm *osm, int complete_roots,
+			     int *roots_completed)
 {
 	struct oo_hops h;
 	int ret;
 
+	if (roots_completed)
+		*roots_completed = 0;
 	if (osm->subn.opt.connect_roots || osm->subn.opt.ids_guid_file ||
 	    !cl_qmap_count(&osm->subn.sw_guid_tbl))
 		return 1;
 	init_hops(&h, osm);
+	h.complete_roots = complete_roots;
 	ret = build_updn(&h);
+	if (!ret && roots_completed)
+		*roots_completed = h.roots_completed;
 	free_hops(&h);
 	return ret;
 }

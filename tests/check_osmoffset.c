@@ -810,6 +810,45 @@ START_TEST(updn_leaf_roots_are_left_out)
 }
 END_TEST
 
+START_TEST(updn_spines_beside_the_roots_join_them)
+{
+	/* the diamond as a two-level tree whose detection found only R0:
+	   Z, over the same leaves X and Y, ranked 2 would carry nothing */
+	struct oo_updn_graph g = diamond();
+	uint8_t leaf[NSW] = { 0, 1, 1, 0 };
+	uint8_t hops[NSW * 3], queued[NSW], down[NSW];
+	unsigned queue[NSW + 1];
+	struct oo_updn_work w = { hops, queued, down, queue };
+
+	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, updn_rank), 1);
+	ck_assert_uint_eq(updn_rank[Z], 0);
+	ck_assert_uint_eq(updn_rank[R0], 0);
+	ck_assert_uint_eq(updn_rank[X], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(oo_updn_rank(&g, queue), 1);
+	oo_updn_directions(&g);
+	oo_updn_hops(&g, X, &w);
+	/* Y reaches X over either spine now, two hops each */
+	assert_row(hops, Y, 2, 2, 2);
+
+	/* nothing to add twice */
+	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, updn_rank), 0);
+
+	/* no root at all: nothing to stand beside */
+	g = diamond();
+	updn_rank[R0] = OO_UPDN_NO_RANK;
+	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, updn_rank), 0);
+	ck_assert_uint_eq(updn_rank[Z], OO_UPDN_NO_RANK);
+
+	/* X no leaf: Z has one cable to a leaf only, and X, cabled to the
+	   root, is below it, not beside it */
+	g = diamond();
+	leaf[X] = 0;
+	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, updn_rank), 0);
+	ck_assert_uint_eq(updn_rank[Z], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(updn_rank[X], OO_UPDN_NO_RANK);
+}
+END_TEST
+
 START_TEST(updn_hops_never_turn_down_then_up)
 {
 	struct oo_updn_graph g = diamond();
@@ -1810,6 +1849,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_ranks_are_distances_from_roots);
 	tcase_add_test(hop, updn_hops_never_turn_down_then_up);
 	tcase_add_test(hop, updn_leaf_roots_are_left_out);
+	tcase_add_test(hop, updn_spines_beside_the_roots_join_them);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);
 	suite_add_tcase(s, hop);
 
