@@ -80,12 +80,12 @@ struct oo_guard_stages {
  * Build the LFTs with st->ours under the stock guard
  * (osm_ucast_offset_guard.c): the stock stage runs too, and ours, a mix
  * of both, or the stock tables stay, the first that scores at least as
- * well as stock in every rank order looked at.  With stock_hops, that
- * choice is then scored against the stock engine's own tables (its hop
- * tables, its LFT stage) and stays only if it scores at least as well
- * there too; else those stay, hop tables included.  Returns 0 with a full
- * set of LFTs in place, -1 when st->ours failed (the port profiles are as
- * before).
+ * well as stock in every rank order looked at.  With stock_hops, the
+ * stock tables to beat, and those that stay when ours and the mix lose,
+ * are the stock engine's own (its hop tables, then its LFT stage), while
+ * the mix takes its stock entries from the LFT stage over our hop tables.
+ * Returns 0 with a full set of LFTs in place (and the hop tables they were
+ * built over), -1 when st->ours failed (the port profiles are as before).
  */
 int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st);
 

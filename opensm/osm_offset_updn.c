@@ -276,4 +276,3 @@ unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
 	free(add);
 	return added;
 }
-

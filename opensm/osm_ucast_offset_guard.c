@@ -650,9 +650,10 @@ static int our_hops_back(struct oo_guard *g, const struct oo_guard_stages *st)
 /*
  * Ours and lft_stock are over hop tables whose roots port offsetting
  * completed; the stock engine routes over its own roots.  Build its hop
- * tables and LFTs into lft_own and score them into own; our hop tables
- * come back after.  Returns 0, or -1 (a stage failed; our hop tables are
- * back, the LFTs in place are undefined).
+ * tables and LFTs into lft_own and score them into own.  Returns 0 with
+ * the stock engine's hop tables in place (the caller brings ours back if
+ * ours or a mix stays), or -1 (a stage failed; our hop tables are back,
+ * the LFTs in place are undefined).
  */
 static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
 		     struct oo_eval_score *own)
@@ -670,23 +671,7 @@ static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
 	copy_lfts(g, g->lft_own, 1);
 	score_cells(g, own);
 	log_scores(g, "stock over its own roots", own);
-	return our_hops_back(g, st);
-}
-
-/*
- * The stock engine's own tables go in place: its LFTs and port profiles,
- * and, when they are over other roots than ours, its hop tables.
- */
-static void put_stock_back(struct oo_guard *g,
-			   const struct oo_guard_stages *st)
-{
-	copy_lfts(g, g->lft_own, 0);
-	restore_profiles(g, g->prof_own);
-	if (st->stock_hops && st->stock_hops(st->ctx))
-		OSM_LOG(g->log, OSM_LOG_ERROR, "ERR 9F0A: stock guard: the "
-			"hop tables over updn's own roots could not be built "
-			"again (no memory); its LFTs stay, the hop tables are "
-			"as the routing engine leaves them\n");
+	return 0;
 }
 
 /*
@@ -706,7 +691,7 @@ static int compare_with_stock(struct oo_guard *g,
 {
 	struct oo_eval_score *theirs, *mixed, *own;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
-	int ret = -1;
+	int ret = -1, own_hops = 0;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
@@ -735,15 +720,14 @@ static int compare_with_stock(struct oo_guard *g,
 	score_cells(g, theirs);
 	log_scores(g, st->stock_hops ? "stock over the completed roots" :
 		   "stock", theirs);
-	if (!st->stock_hops) {
-		g->prof_own = g->prof_stock;
-		g->lft_own = g->lft_stock;
-	} else if (build_own(g, st, own))
-		goto ours_back;
-	else
+	if (st->stock_hops) {
+		if (build_own(g, st, own))
+			goto ours_back;
+		own_hops = 1;
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"roots are completed; the stock tables to beat are "
 			"updn's own, over its own roots\n");
+	}
 	ret = 0;
 	if (first_loss(g, ours, own) < 0) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
@@ -754,21 +738,22 @@ static int compare_with_stock(struct oo_guard *g,
 	}
 	log_loss(g, "port offsetting's LFTs", ours, own);
 	if (try_mix(g, ours, own, mixed))
-		goto out;
+		goto our_hops;
 	log_loss(g, "a mix of both would", mixed, own);
-	put_stock_back(g, st);
+	/* the stock engine's own tables; its hop tables are in place */
+	copy_lfts(g, own_hops ? g->lft_own : g->lft_stock, 0);
+	restore_profiles(g, own_hops ? g->prof_own : g->prof_stock);
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
 		"LFTs stay, as routing engine's own stage built them%s\n",
-		st->stock_hops ? ", over its own roots" : "");
+		own_hops ? ", over its own roots" : "");
 	goto out;
 ours_back:
 	copy_lfts(g, g->lft_ours, 0);
 	restore_profiles(g, g->prof_ours);
+our_hops:
+	if (own_hops)
+		our_hops_back(g, st);
 out:
-	if (g->lft_own == g->lft_stock) {
-		g->prof_own = NULL;
-		g->lft_own = NULL;
-	}
 	if (own != theirs)
 		free(own);
 	free(theirs);
