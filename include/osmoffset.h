@@ -216,6 +216,30 @@ int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
 int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
 		   unsigned lane);
 
+/* The most up slots a switch numbers (oo_fill_dead_slots()). */
+#define OO_MAX_SLOTS 256
+
+/*
+ * The up slots of the LIDs behind one leaf that has links in some slots
+ * of its level only (a leaf missing a spine or one cable of a doubled
+ * pair).  slot[i] is the slot LID i takes, by the digits of its rank;
+ * consecutive runs of lids entries are the LIDs of one destination, the
+ * first its base LID.  live (slots entries) says which slots of the leaf
+ * have a link and parent[s] which switch slot s leads to.  A further LID
+ * in a dead slot moves to a live slot no other LID of its destination
+ * takes (where one is left), the one the fewest LIDs of the leaf take so
+ * far (those in live slots counted first), a parent none of the
+ * destination's other LIDs take winning ties, then the first such slot
+ * after its own around the ring.  Base LIDs stay: where a base LID's slot
+ * is dead, each sender's own detour places it (oo_far_slot()).
+ * Every switch that sends to the leaf then knows which of the leaf's
+ * links a LID comes down by, and they carry its LIDs evenly.  Returns how
+ * many LIDs moved; none when no slot is live.
+ */
+unsigned oo_fill_dead_slots(uint16_t *slot, unsigned n, unsigned lids,
+			    const uint8_t *live, const uint16_t *parent,
+			    unsigned slots);
+
 /*
  * Up/down hop tables, as OpenSM's updn engine computes them (see
  * osm_offset_updn.c), on a compact graph of the switches.

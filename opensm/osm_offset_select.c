@@ -230,6 +230,79 @@ int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
 	return oo_mirror_link(child, n, child[i], lane);
 }
 
+/*
+ * What LID i's destination's other LIDs already take of slot s: 2 the
+ * slot itself, 1 its parent, else 0.
+ */
+static int taken_by_dest(const uint16_t *slot, unsigned i, unsigned lids,
+			 const uint8_t *live, const uint16_t *parent,
+			 unsigned s)
+{
+	unsigned first = i - i % lids, j;
+	int taken = 0;
+
+	for (j = first; j < first + lids; j++) {
+		if (j == i || !live[slot[j]])
+			continue;
+		if (slot[j] == s)
+			return 2;
+		if (parent[slot[j]] == parent[s])
+			taken = 1;
+	}
+	return taken;
+}
+
+/* The live slot LID i moves to from its dead slot (see header). */
+static unsigned fill_slot(const uint16_t *slot, unsigned i, unsigned lids,
+			  const uint8_t *live, const uint16_t *parent,
+			  const uint32_t *count, unsigned slots)
+{
+	unsigned j, s, best = slots;
+	int best_taken = 0, taken;
+
+	for (j = 1; j <= slots; j++) {
+		s = (slot[i] + j) % slots;
+		if (!live[s])
+			continue;
+		taken = taken_by_dest(slot, i, lids, live, parent, s);
+		if (best == slots || (taken == 2) < (best_taken == 2) ||
+		    ((taken == 2) == (best_taken == 2) &&
+		     (count[s] < count[best] ||
+		      (count[s] == count[best] && taken < best_taken)))) {
+			best = s;
+			best_taken = taken;
+		}
+	}
+	return best;
+}
+
+unsigned oo_fill_dead_slots(uint16_t *slot, unsigned n, unsigned lids,
+			    const uint8_t *live, const uint16_t *parent,
+			    unsigned slots)
+{
+	uint32_t count[OO_MAX_SLOTS] = { 0 };
+	unsigned i, s, moved = 0;
+
+	if (!lids || !slots || slots > OO_MAX_SLOTS)
+		return 0;
+	for (s = 0; s < slots && !live[s]; s++)
+		;
+	if (s == slots)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (slot[i] < slots && live[slot[i]])
+			count[slot[i]]++;
+	for (i = 0; i < n; i++) {
+		if (!(i % lids) || slot[i] >= slots || live[slot[i]])
+			continue;
+		s = fill_slot(slot, i, lids, live, parent, count, slots);
+		slot[i] = (uint16_t)s;
+		count[s]++;
+		moved++;
+	}
+	return moved;
+}
+
 static int compare_digit_runs(const char **pa, const char **pb)
 {
 	const char *a = *pa, *b = *pb;

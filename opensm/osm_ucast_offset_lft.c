@@ -132,6 +132,10 @@ struct oo_build {
 	struct oo_tree tree;
 	/* per level: (rank / divisor) mod slots of every destination */
 	uint16_t *slot_base[OO_MAX_LEVELS];
+	/* per destination and LID offset: the up slot the LID takes at the
+	   leaf level, a dead slot of its leaf's moved to a live one (see
+	   fill_leaf_slots()) */
+	uint16_t *leaf_slot;
 	/* per target switch: the plan of the switch being built */
 	struct oo_plan *plans;
 	uint8_t *plan_data;
@@ -730,12 +734,22 @@ static const struct oo_plan *plan_for(struct oo_build *b,
 	return pl;
 }
 
-/* The up slot a LID of the destination of this rank takes at a level. */
-static unsigned level_slot(const struct oo_build *b, unsigned level,
+/* The up slot a LID of the destination of this rank takes by its digits. */
+static unsigned digit_slot(const struct oo_build *b, unsigned level,
 			   unsigned rank, unsigned lid_offset)
 {
 	return oo_offset_slot(b->slot_base[level][rank], lid_offset,
 			      b->lids_per_port, b->tree.level_slots[level]);
+}
+
+/* The up slot a LID of the destination of this rank takes at a level. */
+static unsigned level_slot(const struct oo_build *b, unsigned level,
+			   unsigned rank, unsigned lid_offset)
+{
+	if (!level && b->leaf_slot)
+		return b->leaf_slot[(size_t)rank * b->lids_per_port +
+				    lid_offset];
+	return digit_slot(b, level, rank, lid_offset);
 }
 
 /* The same at one switch, which may have fewer slots (a tapered edge). */
@@ -1220,6 +1234,7 @@ static void free_build(struct oo_build *b)
 
 	for (l = 0; l < OO_MAX_LEVELS; l++)
 		free(b->slot_base[l]);
+	free(b->leaf_slot);
 	free_tree(&b->tree);
 	free(b->dests);
 	free(b->groups);
@@ -1271,6 +1286,73 @@ static int tabulate_slots(struct oo_build *b)
 			b->slot_base[l][i] = (uint16_t)
 			    oo_coordinated_slot(i, t->divisor[l], 0, slots);
 	}
+	return 0;
+}
+
+/*
+ * Which of its level's up slots a leaf has a link in, and the switch
+ * behind each; returns how many are live.
+ */
+static unsigned leaf_links(const struct oo_swinfo *si, unsigned slots,
+			   uint8_t *live, uint16_t *parent)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < slots; s++) {
+		uint8_t port = si->slot_port[s];
+
+		parent[s] = port ? si->remote[port] : 0;
+		live[s] = parent[s] != 0;
+		n += live[s];
+	}
+	return n;
+}
+
+/*
+ * The leaf-level slots of the CAs of one group: by their digits, and where
+ * their leaf misses the link of a slot, moved to a live one evenly (see
+ * oo_fill_dead_slots()).  A tapered edge numbers its own links (no dead
+ * slot); a CA on a spine takes no leaf slot of its own.
+ */
+static void fill_group_slots(struct oo_build *b, const struct oo_group *g)
+{
+	const struct oo_tree *t = &b->tree;
+	const struct oo_dest *d = &b->dests[g->start];
+	unsigned slots = t->level_slots[0], lids = b->lids_per_port;
+	uint16_t *slot = b->leaf_slot + (size_t)g->start * lids;
+	uint8_t live[OO_MAX_SLOTS];
+	uint16_t parent[OO_MAX_SLOTS];
+	const struct oo_swinfo *si;
+	unsigned i, o, n;
+
+	for (i = g->start; i < g->end; i++)
+		for (o = 0; o < lids; o++)
+			b->leaf_slot[(size_t)i * lids + o] =
+			    (uint16_t)digit_slot(b, 0, i, o);
+	if (d->is_switch || !d->leaf || slots > OO_MAX_SLOTS)
+		return;
+	si = &t->info[d->target_idx];
+	if (si->level || si->slots != slots)
+		return;
+	n = leaf_links(si, slots, live, parent);
+	if (n && n < slots)
+		oo_fill_dead_slots(slot, (g->end - g->start) * lids, lids,
+				   live, parent, slots);
+}
+
+static int fill_leaf_slots(struct oo_build *b)
+{
+	unsigned g;
+
+	if (b->lids_per_port < 2 || !b->tree.num_levels ||
+	    !b->tree.level_slots[0])
+		return 0;
+	b->leaf_slot = calloc((size_t)b->num_dests * b->lids_per_port + 1,
+			      sizeof(uint16_t));
+	if (!b->leaf_slot)
+		return -1;
+	for (g = 0; g < b->num_groups; g++)
+		fill_group_slots(b, &b->groups[g]);
 	return 0;
 }
 
@@ -1356,7 +1438,7 @@ static int prepare_build(struct oo_build *b)
 		return -1;
 	b->used_port = calloc((size_t)b->num_dests * b->lids_per_port + 1, 1);
 	if (!b->used_port || build_tree(b) ||
-	    index_targets(b) || tabulate_slots(b))
+	    index_targets(b) || tabulate_slots(b) || fill_leaf_slots(b))
 		return -1;
 	if (alloc_plans(b))
 		return -1;

@@ -1565,6 +1565,79 @@ START_TEST(excess_lanes_are_cut)
 }
 END_TEST
 
+START_TEST(dead_slots_of_a_leaf_fill_its_live_ones)
+{
+	/*
+	 * 3 parents, 2 lanes (slot s -> parent s % 3 + 1); the leaf has no
+	 * link to parent 3 (slots 2 and 5 dead).  Two LIDs per destination.
+	 */
+	const uint8_t live[6] = { 1, 1, 0, 1, 1, 0 };
+	const uint16_t parent[6] = { 1, 2, 3, 1, 2, 3 };
+	uint16_t slot[8] = { 0, 1, 2, 3, 4, 5, 0, 1 };
+	uint8_t none[6] = { 0 };
+
+	ck_assert_uint_eq(oo_fill_dead_slots(slot, 8, 2, live, parent, 6), 1);
+	/* a base LID keeps its slot: the senders' own detours place it */
+	ck_assert_uint_eq(slot[2], 2);
+	/* slots 3 and 4 carry one LID each; slot 4's parent is the
+	   destination's other LID's, so slot 3 */
+	ck_assert_uint_eq(slot[5], 3);
+	ck_assert_uint_eq(slot[0], 0);
+	ck_assert_uint_eq(slot[7], 1);
+	/* nothing live: nothing moves */
+	slot[5] = 5;
+	ck_assert_uint_eq(oo_fill_dead_slots(slot, 8, 2, none, parent, 6), 0);
+	ck_assert_uint_eq(slot[5], 5);
+	/* LMC 0: base LIDs only, none moves */
+	ck_assert_uint_eq(oo_fill_dead_slots(slot, 8, 1, live, parent, 6), 0);
+}
+END_TEST
+
+START_TEST(dead_slots_spread_a_leafs_lids_evenly)
+{
+	/*
+	 * 9 parents, 2 lanes (18 slots, slot s -> parent s % 9), a leaf
+	 * missing parents 3 and 7 and one lane to parent 5 (slots 3, 12, 7,
+	 * 16, 14 dead), 16 destinations, 4 LIDs each in slots (r + o) % 18.
+	 */
+	uint8_t live[18];
+	uint16_t parent[18], slot[64];
+	unsigned count[18] = { 0 }, s, i, lo = 99, hi = 0, moved = 0;
+
+	for (s = 0; s < 18; s++) {
+		live[s] = s % 9 != 3 && s % 9 != 7 && s != 14;
+		parent[s] = (uint16_t)(s % 9 + 1);
+	}
+	for (i = 0; i < 64; i++) {
+		slot[i] = (uint16_t)((i / 4 + i % 4) % 18);
+		moved += i % 4 && !live[slot[i]];
+	}
+	ck_assert_uint_eq(oo_fill_dead_slots(slot, 64, 4, live, parent, 18),
+			  moved);
+	for (i = 0; i < 64; i++) {
+		if (!(i % 4) && !live[slot[i]])
+			continue;
+		ck_assert(live[slot[i]]);
+		count[slot[i]]++;
+	}
+	for (s = 0; s < 18; s++)
+		if (live[s]) {
+			lo = count[s] < lo ? count[s] : lo;
+			hi = count[s] > hi ? count[s] : hi;
+		}
+	/* the 13 live slots take the LIDs as evenly as they can */
+	ck_assert_uint_le(hi - lo, 1);
+	/* the four LIDs of a destination come down four links */
+	for (i = 0; i < 64; i += 4) {
+		unsigned a, b;
+
+		for (a = i; a < i + 4; a++)
+			for (b = a + 1; b < i + 4; b++)
+				ck_assert_uint_ne(slot[a], slot[b]);
+	}
+}
+END_TEST
+
 
 /*
  * The reach pass on two leaves (L0 = 0, L1 = 1) under two spines (S0 = 2,
@@ -1842,6 +1915,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
 	tcase_add_test(crd, mirror_link_follows_the_destinations_up_path);
 	tcase_add_test(crd, excess_lanes_are_cut);
+	tcase_add_test(crd, dead_slots_of_a_leaf_fill_its_live_ones);
+	tcase_add_test(crd, dead_slots_spread_a_leafs_lids_evenly);
 	tcase_add_test(crd, offset_detour_weighs_nearby_ranks_first);
 	tcase_add_test(crd, two_level_spread_is_congestion_free);
 	suite_add_tcase(s, crd);
