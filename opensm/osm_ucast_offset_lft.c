@@ -1329,7 +1329,7 @@ static void fill_group_slots(struct oo_build *b, const struct oo_group *g)
 		for (o = 0; o < lids; o++)
 			b->leaf_slot[(size_t)i * lids + o] =
 			    (uint16_t)digit_slot(b, 0, i, o);
-	if (d->is_switch || !d->leaf || slots > OO_MAX_SLOTS)
+	if (d->is_switch || !d->leaf || slots > IB_NODE_NUM_PORTS_MAX)
 		return;
 	si = &t->info[d->target_idx];
 	if (si->level || si->slots != slots)
