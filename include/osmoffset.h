@@ -303,6 +303,10 @@ unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue);
 unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
 				 const uint8_t *leaf, unsigned *rank);
 
+/* How many switches are roots (rank 0). */
+unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
+			     const unsigned *rank);
+
 /*
  * Spines updn's detection leaves out: a switch that is no leaf and no
  * root, is cabled to no root, and has most of its cables (two or more) to

@@ -254,16 +254,24 @@ static int mostly_over_leaves(const struct oo_updn_graph *g,
 	return to_leaves >= 2 && 2 * to_leaves > cables;
 }
 
+unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
+			     const unsigned *rank)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < g->num_sw; s++)
+		n += !rank[s];
+	return n;
+}
+
 unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
 				   const uint8_t *leaf, unsigned *rank)
 {
 	uint8_t *add = calloc(g->num_sw + 1, 1);
-	unsigned s, added = 0, roots = 0;
+	unsigned s, added = 0, roots = oo_updn_count_roots(g, rank);
 
 	if (!add)
 		return 0;
-	for (s = 0; s < g->num_sw; s++)
-		roots += !rank[s];
 	for (s = 0; roots && s < g->num_sw; s++)
 		if (rank[s] && !leaf[s] && !cabled_to_root(g, rank, s) &&
 		    mostly_over_leaves(g, leaf, s)) {

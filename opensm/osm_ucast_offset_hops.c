@@ -453,16 +453,6 @@ static uint8_t *find_leaves(const struct oo_hops *h, const unsigned *cas)
 	return leaf;
 }
 
-/* How many switches are roots. */
-static unsigned count_roots(const struct oo_hops *h)
-{
-	unsigned s, n = 0;
-
-	for (s = 0; s < h->g.num_sw; s++)
-		n += !h->rank[s];
-	return n;
-}
-
 /*
  * Leaves updn's detection took for roots go (oo_updn_drop_leaf_roots());
  * with h->complete_roots, spines it left out join them
@@ -483,11 +473,11 @@ static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 			"their own, neither spine- nor core-like); left out, "
 			"with the spines over leaves as roots: %u roots "
 			"(up/down over a leaf root lets credit loops form)\n",
-			dropped, found, count_roots(h));
+			dropped, found, oo_updn_count_roots(&h->g, h->rank));
 	if (h->complete_roots)
 		added = oo_updn_add_sibling_roots(&h->g, leaf, h->rank);
 	free(leaf);
-	h->num_roots = count_roots(h);
+	h->num_roots = oo_updn_count_roots(&h->g, h->rank);
 	h->roots_completed = added > 0;
 	if (added)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u switches beside "

@@ -820,7 +820,9 @@ START_TEST(updn_spines_beside_the_roots_join_them)
 	unsigned queue[NSW + 1];
 	struct oo_updn_work w = { hops, queued, down, queue };
 
+	ck_assert_uint_eq(oo_updn_count_roots(&g, updn_rank), 1);
 	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, updn_rank), 1);
+	ck_assert_uint_eq(oo_updn_count_roots(&g, updn_rank), 2);
 	ck_assert_uint_eq(updn_rank[Z], 0);
 	ck_assert_uint_eq(updn_rank[R0], 0);
 	ck_assert_uint_eq(updn_rank[X], OO_UPDN_NO_RANK);
