@@ -234,15 +234,15 @@ int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
  * What LID i's destination's other LIDs already take of slot s: 2 the
  * slot itself, 1 its parent, else 0.
  */
-static int taken_by_dest(const uint16_t *slot, unsigned i, unsigned lids,
-			 const uint8_t *live, const uint16_t *parent,
-			 unsigned s)
+static unsigned taken_by_dest(const uint16_t *slot, unsigned i,
+			      unsigned lids, const uint8_t *live,
+			      const uint16_t *parent, unsigned slots,
+			      unsigned s)
 {
-	unsigned first = i - i % lids, j;
-	int taken = 0;
+	unsigned first = i - i % lids, j, taken = 0;
 
 	for (j = first; j < first + lids; j++) {
-		if (j == i || !live[slot[j]])
+		if (j == i || slot[j] >= slots || !live[slot[j]])
 			continue;
 		if (slot[j] == s)
 			return 2;
@@ -252,25 +252,37 @@ static int taken_by_dest(const uint16_t *slot, unsigned i, unsigned lids,
 	return taken;
 }
 
+/*
+ * What moving LID i to live slot s costs, lowest first: a slot its
+ * destination already takes, then the LIDs the slot carries, then a
+ * parent the destination already takes.
+ */
+static uint64_t fill_cost(const uint16_t *slot, unsigned i, unsigned lids,
+			  const uint8_t *live, const uint16_t *parent,
+			  const uint32_t *count, unsigned slots, unsigned s)
+{
+	unsigned taken = taken_by_dest(slot, i, lids, live, parent, slots, s);
+
+	return (uint64_t)(taken == 2) << 40 | (uint64_t)count[s] << 1 |
+	    (taken == 1);
+}
+
 /* The live slot LID i moves to from its dead slot (see header). */
 static unsigned fill_slot(const uint16_t *slot, unsigned i, unsigned lids,
 			  const uint8_t *live, const uint16_t *parent,
 			  const uint32_t *count, unsigned slots)
 {
 	unsigned j, s, best = slots;
-	int best_taken = 0, taken;
+	uint64_t cost, least = UINT64_MAX;
 
 	for (j = 1; j <= slots; j++) {
 		s = (slot[i] + j) % slots;
 		if (!live[s])
 			continue;
-		taken = taken_by_dest(slot, i, lids, live, parent, s);
-		if (best == slots || (taken == 2) < (best_taken == 2) ||
-		    ((taken == 2) == (best_taken == 2) &&
-		     (count[s] < count[best] ||
-		      (count[s] == count[best] && taken < best_taken)))) {
+		cost = fill_cost(slot, i, lids, live, parent, count, slots, s);
+		if (cost < least) {
 			best = s;
-			best_taken = taken;
+			least = cost;
 		}
 	}
 	return best;
