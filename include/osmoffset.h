@@ -136,6 +136,22 @@ unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
 			unsigned slots);
 
 /*
+ * The live slot a LID takes at a switch that has links toward its
+ * destination in live of its slots only (a degraded tree): the coordinated
+ * rule over the live slots instead of all of them, as Dmodc does
+ * (Gliksberg et al., arXiv 2211.11817).  Returns an index into the live
+ * slots in slot order.  The base LID takes (rank / divisor) mod live, so
+ * the destinations behind one target take its live links in turn, in
+ * rank order, and a detour needs no slot of its own.  LID offset
+ * lid_offset takes oo_offset_slot() of that over live slots when lids
+ * divides live, else lies ceil(lid_offset * live / lids) slots further
+ * on, so a destination's LIDs lie evenly apart and take distinct live
+ * slots while lids <= live.  Returns 0 when live is 0.
+ */
+unsigned oo_live_slot(uint32_t rank, uint64_t divisor, unsigned lid_offset,
+		      unsigned lids, unsigned live);
+
+/*
  * Where a further LID offset of a destination goes when its up slot leads
  * nowhere (a link of a degraded tree is missing) or to a lane cut for
  * its target (oo_cut_excess_lanes()).  Among the slots that no other LID

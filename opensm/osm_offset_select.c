@@ -74,6 +74,19 @@ unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
 	return (base + lid_offset) % slots;
 }
 
+unsigned oo_live_slot(uint32_t rank, uint64_t divisor, unsigned lid_offset,
+		      unsigned lids, unsigned live)
+{
+	unsigned base = oo_coordinated_slot(rank, divisor, 0, live);
+
+	if (!live || !lid_offset || !lids)
+		return base;
+	if (live % lids == 0)
+		return oo_offset_slot(base, lid_offset, lids, live);
+	return (unsigned)((base + ((uint64_t)lid_offset * live + lids - 1) /
+			   lids) % live);
+}
+
 int oo_window_detour_slot(const uint8_t *live, const uint8_t *avoid,
 			  const uint32_t *near, const uint32_t *load,
 			  unsigned slots, unsigned base)

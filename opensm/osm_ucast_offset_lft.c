@@ -149,6 +149,7 @@ struct oo_build {
 	uint32_t paths[OO_PORTS];
 	uint32_t offset_paths[OO_PORTS];
 	unsigned detours;	/* detour cursor: slot after the last detour */
+	unsigned long renumbered; /* LIDs that took oo_live_slot() */
 	struct oo_candidate cand[OO_PORTS];
 	/* per port of the switch being built */
 	uint8_t prof_ignored[OO_PORTS];
@@ -905,11 +906,33 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
 }
 
 /*
- * The up slot, or the live slot a detour takes; -1 if none is live.  Base
- * LIDs detour to a live slot far from their own (oo_far_slot()).  A
- * further LID offset detours when its slot is dead or leads to a switch an
- * earlier LID of the destination already took and another switch is still
- * free.
+ * Whether a LID takes its slot among the plan's live ones (oo_live_slot())
+ * rather than its own slot or a detour: where some slots of the plan are
+ * dead at a level with one link per parent, the base LID at any level and
+ * a further LID offset at a leaf.  Where a level has parallel lanes, a
+ * dead slot is mostly one cable of a pair and the detour rules, which keep
+ * the other LIDs where they are, measured better (the NDR dump, the
+ * SuperPOD analog); further offsets above the leaves keep the digits of
+ * their slots for the same reason (kary-4-3-degraded at LMC 2).
+ */
+static int takes_live_slot(const struct oo_build *b,
+			   const struct oo_swinfo *si, const struct oo_plan *pl,
+			   unsigned lid_offset)
+{
+	if (!pl->live || pl->live >= si->slots)
+		return 0;
+	if (b->tree.level_parents[si->level] != si->slots)
+		return 0;
+	return !lid_offset || !si->level;
+}
+
+/*
+ * The up slot, or the live slot a degraded plan renumbers it to
+ * (takes_live_slot()), or the live slot a detour takes; -1 if none is
+ * live.  Base LIDs detour to a live slot far from their own
+ * (oo_far_slot()).  A further LID offset detours when its slot is dead or
+ * leads to a switch an earlier LID of the destination already took and
+ * another switch is still free.
  */
 static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned rank,
@@ -918,6 +941,14 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 	unsigned slot = dest_slot(b, si, rank, lid_offset);
 	int pick;
 
+	if (takes_live_slot(b, si, pl, lid_offset)) {
+		unsigned i = oo_live_slot(rank, b->tree.divisor[si->level],
+					  lid_offset, b->lids_per_port,
+					  pl->live);
+
+		b->renumbered++;
+		return pl->live_slot[i];
+	}
 	if (!lid_offset) {
 		if (pl->by_slot[slot] != OO_NO_CAND)
 			return pl->by_slot[slot];
@@ -1481,9 +1512,10 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule)
 	}
 
 	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: LFTs of %u switches "
-		"built with port offsetting (%s), %u destinations, LMC %u "
+		"built with port offsetting (%s), %u destinations, LMC %u, "
+		"%lu routes over the live links of degraded plans "
 		"(%.3f s CPU)\n", b->tree.num_sw, oo_rule_name(b->rule),
-		b->num_dests, osm->subn.opt.lmc,
+		b->num_dests, osm->subn.opt.lmc, b->renumbered,
 		oo_thread_cpu_seconds() - cpu);
 	free_build(b);
 	return 0;

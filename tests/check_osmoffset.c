@@ -1487,6 +1487,56 @@ START_TEST(far_slot_keeps_off_the_neighbours)
 }
 END_TEST
 
+START_TEST(live_slot_renumbers_the_coordinated_rule)
+{
+	unsigned live, lids, o, r, base;
+
+	/* 3 live slots of 4: ranks 28..31 take 1, 2, 0, 1 (rank mod 3) */
+	ck_assert_uint_eq(oo_live_slot(28, 1, 0, 1, 3), 1);
+	ck_assert_uint_eq(oo_live_slot(29, 1, 0, 1, 3), 2);
+	ck_assert_uint_eq(oo_live_slot(30, 1, 0, 1, 3), 0);
+	ck_assert_uint_eq(oo_live_slot(31, 1, 0, 1, 3), 1);
+	/* one level up: the digit is rank / divisor */
+	ck_assert_uint_eq(oo_live_slot(13, 4, 0, 1, 3), 0);
+	ck_assert_uint_eq(oo_live_slot(13, 0, 0, 1, 3), 1);
+	/* LMC 1 over 3 live slots: the other LID lies 2 further on */
+	ck_assert_uint_eq(oo_live_slot(28, 1, 1, 2, 3), 0);
+	/* LMC 2 over 3 live slots: 1 further on per offset */
+	ck_assert_uint_eq(oo_live_slot(29, 1, 1, 4, 3), 0);
+	ck_assert_uint_eq(oo_live_slot(29, 1, 3, 4, 3), 2);
+	/* LMC 2 over 6 live slots: ceil(o * 6 / 4) = 0, 2, 3, 5 on */
+	ck_assert_uint_eq(oo_live_slot(1, 1, 1, 4, 6), 3);
+	ck_assert_uint_eq(oo_live_slot(1, 1, 2, 4, 6), 4);
+	ck_assert_uint_eq(oo_live_slot(1, 1, 3, 4, 6), 0);
+	/* 2^LMC divides live: aligned blocks, as oo_offset_slot() */
+	ck_assert_uint_eq(oo_live_slot(7, 1, 1, 2, 6), 0);
+	ck_assert_uint_eq(oo_live_slot(9, 1, 3, 4, 8), 0);
+	/* nothing live; no LIDs per port given */
+	ck_assert_uint_eq(oo_live_slot(5, 1, 0, 1, 0), 0);
+	ck_assert_uint_eq(oo_live_slot(5, 1, 1, 0, 3), 2);
+	for (live = 1; live <= 17; live++) {
+		/* live consecutive ranks take each live slot once */
+		unsigned seen = 0;
+
+		for (r = 40; r < 40 + live; r++)
+			seen |= 1U << oo_live_slot(r, 1, 0, 1, live);
+		ck_assert_uint_eq(seen, (1U << live) - 1);
+		/* a destination's LIDs take distinct live slots */
+		for (lids = 1; lids <= 8 && lids <= live; lids *= 2)
+			for (r = 0; r < 50; r++) {
+				seen = 0;
+				for (o = 0; o < lids; o++) {
+					base = oo_live_slot(r, 1, o, lids,
+							    live);
+					ck_assert_uint_lt(base, live);
+					ck_assert(!(seen & 1U << base));
+					seen |= 1U << base;
+				}
+			}
+	}
+}
+END_TEST
+
 /* Down candidates by child: children 7 (two links), 9 (one), 4 (three). */
 static const uint16_t grouped_children[6] = { 7, 7, 9, 4, 4, 4 };
 
@@ -1914,6 +1964,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
+	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
 	tcase_add_test(crd, mirror_link_follows_the_destinations_up_path);
 	tcase_add_test(crd, excess_lanes_are_cut);

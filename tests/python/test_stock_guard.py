@@ -143,14 +143,14 @@ def reach_filled(run):
 
 
 def test_guard_keeps_stock_tables_byte_for_byte(sim_cache, tmp_path):
-    """gen-fabric's 8x4 tree, seed 8, 15 % of cables cut, LMC 2: port
-    offsetting loses quarter job 3 and a mix would lose the random
-    orders, so the stock LFTs stay, exactly as stock OpenSM builds them:
-    every entry stock has is ours too, and the only others are the ones
-    the reach pass fills where updn left a switch without one.  With
+    """gen-fabric's 8x4 tree, seed 10, 15 % of cables cut, LMC 2: port
+    offsetting loses the random orders (base traffic) and a mix would
+    lose them too, so the stock LFTs stay, exactly as stock OpenSM builds
+    them: every entry stock has is ours too, and the only others are the
+    ones the reach pass fills where updn left a switch without one.  With
     reach_all=off the dumps are the same byte for byte."""
     need_plugin()
-    net = degraded_tree(tmp_path, 8)
+    net = degraded_tree(tmp_path, 10)
     on = sim_cache.get(net, 2, "on").require_ok()
     stock = sim_cache.get(net, 2, "stock").require_ok()
     assert any("the stock LFTs stay" in ln for ln in guard_lines(on)), \
@@ -176,12 +176,14 @@ def test_guard_keeps_stock_tables_byte_for_byte(sim_cache, tmp_path):
             assert f.read() == stock.read_bytes(dump), dump
 
 
-def test_guard_mixes_where_offsetting_loses_a_job(sim_cache):
-    """kary-4-3-degraded at LMC 2: the rule alone loses quarter job 2 to
-    stock (0.633 against 0.700); the guard sends that job's flows the
-    stock way and keeps the rest, ending above both in leaf order."""
+def test_guard_mixes_where_offsetting_loses_a_job(sim_cache, tmp_path):
+    """gen-fabric's 8x4 tree, seed 8, 15 % of cables cut, LMC 2: the rule
+    alone loses half job 1's spread traffic to stock (0.447 against
+    0.450); the guard sends that job's flows the stock way (0.450 with
+    the others' flows still ours) and keeps the rest, ending above both in
+    leaf order."""
     need_plugin()
-    fab = "kary-4-3-degraded.net"
+    fab = degraded_tree(tmp_path, 8)
     on = sim_cache.get(fab, 2, "on").require_ok()
     rule = sim_cache.get(fab, 2, "rule").require_ok()
     stock = sim_cache.get(fab, 2, "stock").require_ok()
@@ -189,9 +191,9 @@ def test_guard_mixes_where_offsetting_loses_a_job(sim_cache):
                "the stock routes" in ln for ln in guard_lines(on)), \
         guard_lines(on)
     s_on, s_rule, s_stock = (scores(r, 2) for r in (on, rule, stock))
-    key = ("quarter job 2", "base")
+    key = ("half job 1", "spread")
     assert s_rule[key] < s_stock[key]
-    assert s_on[key] == pytest.approx(s_stock[key])
+    assert s_on[key] >= s_stock[key] - 1e-9
     leaf = ("leaf order", "base")
     assert s_on[leaf] > s_stock[leaf] and s_on[leaf] >= s_rule[leaf]
 
