@@ -248,9 +248,9 @@ int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
  * destination's other LIDs take winning ties, then the first such slot
  * after its own around the ring.  Base LIDs stay: where a base LID's slot
  * is dead, each sender places it (oo_live_slot(), or oo_far_slot() at a
- * level with parallel lanes).  A leaf whose own plan toward the leaf has
- * dead slots at a level with one link per parent renumbers all the
- * leaf's LIDs over its live slots instead (oo_live_slot()).
+ * level with parallel lanes).  A sending leaf whose plan toward this
+ * leaf has dead slots, at a level with one link per parent, places all
+ * of this leaf's LIDs over its live slots instead (oo_live_slot()).
  * Every switch that sends to the leaf then knows which of the leaf's
  * links a LID comes down by, and they carry its LIDs evenly.  Returns how
  * many LIDs moved; none when no slot is live.

@@ -912,8 +912,9 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
  * a further LID offset at a leaf.  Where a level has parallel lanes, a
  * dead slot is mostly one cable of a pair and the detour rules, which keep
  * the other LIDs where they are, measured better (the NDR dump, the
- * SuperPOD analog); further offsets above the leaves keep the digits of
- * their slots for the same reason (kary-4-3-degraded at LMC 2).
+ * SuperPOD analog).  Further offsets above the leaves keep the digits of
+ * their slots: renumbering them there cost spread traffic
+ * (kary-4-3-degraded at LMC 2).
  */
 static int takes_live_slot(const struct oo_build *b,
 			   const struct oo_swinfo *si, const struct oo_plan *pl,
@@ -938,7 +939,7 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned rank,
 			unsigned lid_offset)
 {
-	unsigned slot = dest_slot(b, si, rank, lid_offset);
+	unsigned slot;
 	int pick;
 
 	if (takes_live_slot(b, si, pl, lid_offset)) {
@@ -949,6 +950,7 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 		b->renumbered++;
 		return pl->live_slot[i];
 	}
+	slot = dest_slot(b, si, rank, lid_offset);
 	if (!lid_offset) {
 		if (pl->by_slot[slot] != OO_NO_CAND)
 			return pl->by_slot[slot];

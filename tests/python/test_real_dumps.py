@@ -86,7 +86,6 @@ def test_offsetting_not_below_stock_in_leaf_order(tmp_path_factory, lmc,
     assert a >= b - 1e-9, "offsetting %.4f < stock updn %.4f" % (a, b)
 
 
-
 def test_further_offsets_fill_the_links_a_leaf_has(tmp_path_factory):
     """Leaves missing a spine or one cable of a pair: a further LID offset
     whose slot has no link at its destination's leaf takes another slot of
@@ -95,6 +94,7 @@ def test_further_offsets_fill_the_links_a_leaf_has(tmp_path_factory):
     detoured on its own (stock updn 0.357, dfsssp 0.544)."""
     ours, _ = routed(tmp_path_factory, 2, "on")
     assert ours["shift"]["spread"]["efficiency"] >= 0.50
+
 
 QDR = os.path.join(os.path.dirname(REPO), "shared", "realfabrics",
                    "qdr-irregular-x5.ibnetdiscover")
