@@ -188,6 +188,23 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 		unsigned dead, unsigned *cursor);
 
 /*
+ * Whether a plan at a level with parallel lanes (slot = lane * parents +
+ * position of the parent) misses whole parents only: every parent has
+ * all its lanes live, or none of them (cand[s] as for oo_far_slot(); cut
+ * (NULL: none) marks lanes oo_cut_excess_lanes() cut, which count as
+ * neither).  At most half the slots live, and lids dividing the live
+ * count: then the further LIDs of a destination take the block of live
+ * slots its base LID took (oo_offset_slot() over the live slots), as a
+ * full level's LIDs take a block of all slots.  With more than half the
+ * slots live (a spine or two missing of many), the digits and detours
+ * keep the shift rounds' windows apart better (measured on the NDR dump).
+ * Returns 0 when parents is 0 or does not divide slots, or no slot is dead.
+ */
+int oo_offsets_take_live_block(const uint8_t *cand, const uint8_t *cut,
+			       unsigned slots, unsigned parents,
+			       unsigned lids);
+
+/*
  * Up slots that lead to more lanes than the parent behind them has links
  * on toward the target.  remote[s] names the parent slot s leads to (0:
  * the slot is dead) and cap[s] how many links that parent has on down
@@ -250,7 +267,9 @@ int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
  * is dead, each sender places it (oo_live_slot(), or oo_far_slot() at a
  * level with parallel lanes).  A sending leaf whose plan toward this
  * leaf has dead slots, at a level with one link per parent, places all
- * of this leaf's LIDs over its live slots instead (oo_live_slot()).
+ * of this leaf's LIDs over its live slots instead (oo_live_slot()); one
+ * at a level with parallel lanes whose plan misses whole parents places
+ * the further offsets by their base LID (oo_offsets_take_live_block()).
  * Every switch that sends to the leaf then knows which of the leaf's
  * links a LID comes down by, and they carry its LIDs evenly.  Returns how
  * many LIDs moved; none when no slot is live.

@@ -144,6 +144,25 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 	return -1;
 }
 
+int oo_offsets_take_live_block(const uint8_t *cand, const uint8_t *cut,
+			       unsigned slots, unsigned parents,
+			       unsigned lids)
+{
+	unsigned s, live = 0;
+
+	if (!parents || !lids || slots % parents)
+		return 0;
+	for (s = 0; s < slots; s++) {
+		int dead = cand[s] == OO_SLOT_DEAD;
+
+		if ((cut && cut[s]) || dead != (cand[s % parents] ==
+						OO_SLOT_DEAD))
+			return 0;
+		live += !dead;
+	}
+	return live && live < slots && live * 2 <= slots && live % lids == 0;
+}
+
 static unsigned count_lanes(const uint16_t *remote, unsigned slots,
 			    uint16_t parent)
 {

@@ -106,6 +106,9 @@ struct oo_plan {
 				   switch's place among its nominal parents
 				   (position_at_child()), else -1 */
 	uint8_t classified;	/* kind is known */
+	uint8_t live_block;	/* up: further LID offsets take the block of
+				   live slots of their base LID
+				   (offsets_take_live_block()) */
 	uint8_t *port;		/* candidates, by port number */
 	uint8_t *order;		/* down: candidates by child rank */
 	uint8_t *by_slot;	/* up: candidate filling each slot */
@@ -590,6 +593,28 @@ static void cut_excess_lanes(const struct oo_build *b,
 }
 
 /*
+ * Whether the further LID offsets of a leaf's plan take the block of live
+ * slots their base LID took: a level with parallel lanes whose plan
+ * misses whole parents, half the slots or more (a leaf toward a leaf
+ * cabled to some of the spines only), see oo_offsets_take_live_block().
+ * Their digits would send them to the dead parents, and the detours of
+ * so many would pile up where the base LIDs of the neighbouring ranks go.
+ */
+static int offsets_take_live_block(const struct oo_build *b,
+				   const struct oo_swinfo *si,
+				   const struct oo_plan *pl)
+{
+	const struct oo_tree *t = &b->tree;
+
+	if (si->level || b->lids_per_port < 2 ||
+	    t->level_parents[0] == si->slots || si->slots != t->level_slots[0])
+		return 0;
+	return oo_offsets_take_live_block(pl->by_slot, pl->cut, si->slots,
+					  t->level_parents[0],
+					  b->lids_per_port);
+}
+
+/*
  * Up: which candidate fills each up slot of the level, and the live
  * slots in slot order (where detours go).
  */
@@ -614,6 +639,7 @@ static void plan_up(const struct oo_build *b, const struct oo_swinfo *si,
 	for (i = 0; i < slots; i++)
 		if (pl->by_slot[i] != OO_NO_CAND)
 			pl->live_slot[pl->live++] = pl->by_slot[i];
+	pl->live_block = (uint8_t)offsets_take_live_block(b, si, pl);
 	pl->kind = OO_PLAN_UP;
 }
 
@@ -928,8 +954,29 @@ static int takes_live_slot(const struct oo_build *b,
 }
 
 /*
+ * A further LID offset of a plan whose offsets take the block of live
+ * slots of their base LID (offsets_take_live_block()): its slot in that
+ * block, oo_offset_slot() over the live slots; -1 where the base LID
+ * left by no live slot's port.
+ */
+static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
+			   unsigned rank, unsigned lid_offset)
+{
+	uint8_t port = b->used_port[(size_t)rank * b->lids_per_port];
+	unsigned j;
+
+	for (j = 0; j < pl->live; j++)
+		if (pl->port[pl->live_slot[j]] == port)
+			return pl->live_slot[oo_offset_slot(j, lid_offset,
+							    b->lids_per_port,
+							    pl->live)];
+	return -1;
+}
+
+/*
  * The up slot, or the live slot a degraded plan renumbers it to
- * (takes_live_slot()), or the live slot a detour takes; -1 if none is
+ * (takes_live_slot()), or the one in its base LID's block of live slots
+ * (live_block_slot()), or the live slot a detour takes; -1 if none is
  * live.  Base LIDs detour to a live slot far from their own
  * (oo_far_slot()).  A further LID offset detours when its slot is dead or
  * leads to a switch an earlier LID of the destination already took and
@@ -949,6 +996,11 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 
 		b->renumbered++;
 		return pl->live_slot[i];
+	}
+	if (lid_offset && pl->live_block &&
+	    (pick = live_block_slot(b, pl, rank, lid_offset)) >= 0) {
+		b->renumbered++;
+		return pick;
 	}
 	slot = dest_slot(b, si, rank, lid_offset);
 	if (!lid_offset) {

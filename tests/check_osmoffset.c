@@ -1537,6 +1537,50 @@ START_TEST(live_slot_renumbers_the_coordinated_rule)
 }
 END_TEST
 
+/*
+ * A leaf with 4 spines, 3 lanes each (slot = lane * 4 + spine), toward a
+ * leaf cabled to spines 1 and 3 only: 6 live slots, whole parents dead.
+ */
+START_TEST(offsets_take_block_of_whole_live_parents)
+{
+	uint8_t cand[12], cut[12] = { 0 };
+	unsigned s;
+
+	for (s = 0; s < 12; s++)
+		cand[s] = s % 4 == 1 || s % 4 == 3 ? (uint8_t)s : OO_SLOT_DEAD;
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 2), 1);
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, cut, 12, 4, 2), 1);
+	/* 2^LMC must divide the 6 live slots */
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, cut, 12, 4, 4), 0);
+	/* a cut lane */
+	cut[5] = 1;
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, cut, 12, 4, 2), 0);
+	/* one lane of spine 1 missing: not whole parents */
+	cand[9] = OO_SLOT_DEAD;
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 2), 0);
+	/* more than half live: spine 0 back, 9 of 12 */
+	for (s = 0; s < 12; s++)
+		cand[s] = s % 4 != 2 ? (uint8_t)s : OO_SLOT_DEAD;
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 1), 0);
+	/* all live, all dead, parents not dividing the slots */
+	for (s = 0; s < 12; s++)
+		cand[s] = (uint8_t)s;
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 2), 0);
+	memset(cand, OO_SLOT_DEAD, sizeof(cand));
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 2), 0);
+	cand[0] = 0;
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 5, 1), 0);
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 0, 1), 0);
+	/* spine 0 with one of its 3 lanes only, then with all 3 */
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 1), 0);
+	cand[4] = 4;
+	cand[8] = 8;
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 1), 1);
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 3), 1);
+	ck_assert_int_eq(oo_offsets_take_live_block(cand, NULL, 12, 4, 2), 0);
+}
+END_TEST
+
 /* Down candidates by child: children 7 (two links), 9 (one), 4 (three). */
 static const uint16_t grouped_children[6] = { 7, 7, 9, 4, 4, 4 };
 
@@ -1965,6 +2009,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
+	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
 	tcase_add_test(crd, mirror_link_follows_the_destinations_up_path);
 	tcase_add_test(crd, excess_lanes_are_cut);

@@ -215,3 +215,47 @@ def test_spines_left_out_of_the_roots_carry_traffic(tmp_path, lmc):
         if mode == "on":
             stock = figures["stock", order, traffic]
             assert on >= stock + 0.02, (order, traffic, on, stock)
+
+
+QDR_EDGE = 0x0008f1050020369c      # 3 cables to each of the 4 spines
+QDR_WIDE = 0x0008f10500200b50      # 6 cables to each of 2 spines
+
+
+def test_further_offsets_take_the_block_of_their_base_lid(tmp_path):
+    """The QDR dump at LMC 1, port offsetting alone: a leaf with three
+    cables to each of four spines routes toward a leaf cabled to two of
+    them, so half its slots are dead there.  The offset LID of each host
+    of that leaf takes the live slot paired with its base LID's (the
+    block oo_offset_slot() makes of the six live slots), instead of its
+    own slot's detour: the offset port is a function of the base port,
+    pairing the six cables, each with one to the other spine.  A job on
+    the first quarter of the hosts (leaf order) spans the two leaves; its
+    striped traffic runs free of contention (0.810 when the offsets
+    detoured; stock updn 0.794, dfsssp 0.984)."""
+    if not os.path.isfile(QDR):
+        pytest.skip("%s is absent" % QDR)
+    if plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+    res, _log = route_dump(tmp_path, [
+        "--ibnetdiscover", QDR, "--map", QDR[:-len(".ibnetdiscover")] +
+        ".map", "--plugin-option", "stock_guard=off"], "on", lmc=1,
+        analyze=["--job", "quarter"])
+    assert res["shift"]["spread"]["efficiency"] == 1.0, res["shift"]
+    topo = fabric.load_topology(str(tmp_path / "opensm-subnet.lst"))
+    lft = fabric.load_lfts(str(tmp_path / "opensm-lfts.dump")) \
+        .switches[QDR_EDGE].lft
+    spine_of, hosts = {}, []
+    for (g, p), (rg, _rp) in topo.links.items():
+        if g == QDR_EDGE and "0x%016x" % rg in QDR_SPINES:
+            spine_of[p] = rg
+        elif g == QDR_WIDE and topo.nodes[rg].kind != "SW":
+            hosts.append(topo.nodes[rg].lid)
+    assert len(hosts) == 21
+    partner = {}
+    for lid in hosts:
+        base, offset = lft[lid], lft[lid + 1]
+        assert partner.setdefault(base, offset) == offset, (lid, partner)
+    assert len(partner) == 6, partner
+    for base, offset in partner.items():
+        assert partner[offset] == base, partner
+        assert spine_of[base] != spine_of[offset], partner
