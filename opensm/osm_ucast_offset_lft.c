@@ -152,7 +152,8 @@ struct oo_build {
 	uint32_t paths[OO_PORTS];
 	uint32_t offset_paths[OO_PORTS];
 	unsigned detours;	/* detour cursor: slot after the last detour */
-	unsigned long renumbered; /* LIDs that took oo_live_slot() */
+	unsigned long renumbered; /* LIDs placed over a plan's live slots
+				     (oo_live_slot(), live_block_slot()) */
 	struct oo_candidate cand[OO_PORTS];
 	/* per port of the switch being built */
 	uint8_t prof_ignored[OO_PORTS];
@@ -938,7 +939,8 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
  * a further LID offset at a leaf.  Where a level has parallel lanes, a
  * dead slot is mostly one cable of a pair and the detour rules, which keep
  * the other LIDs where they are, measured better (the NDR dump, the
- * SuperPOD analog).  Further offsets above the leaves keep the digits of
+ * SuperPOD analog); only further offsets there may follow their base LID
+ * over the live slots (offsets_take_live_block()).  Further offsets above the leaves keep the digits of
  * their slots: renumbering them there cost spread traffic
  * (kary-4-3-degraded at LMC 2).
  */
