@@ -23,7 +23,7 @@ from typing import Optional
 
 from . import metrics, report
 from .fabric import Lfts, Topology
-from .metrics import shift_by_order
+from .metrics import shift_by_order, shift_random_seeds
 from .model import (FabricModel, Host, JOBS, K_DOWN, K_HOST, K_NOENTRY,
                     K_PORT0, K_SWITCH, K_UNLINKED, ORDERS,
                     is_aggregation_node, natural_key)
@@ -33,6 +33,7 @@ from .report import format_text
 __all__ = ["Analysis", "Progress", "Host", "ORDERS", "JOBS", "K_UNLINKED",
            "K_SWITCH", "K_HOST", "K_DOWN", "K_PORT0", "K_NOENTRY",
            "is_aggregation_node", "natural_key", "shift_by_order",
+           "shift_random_seeds",
            "format_text"]
 
 

@@ -90,8 +90,43 @@ def versus_dfsssp(results, fabs, lmcs):
     return out
 
 
+def recheck_lines(recheck, shuffles):
+    """Markdown lines: the random-order figures of ours below another
+    engine's, measured again over many shuffles (fabricsuite's
+    random_recheck())."""
+    if not shuffles:
+        return []
+    out = ["**Random order over %d shuffles.** One shuffle is luck: every "
+           "figure of ours in the random order of the tables that is below "
+           "stock updn's or dfsssp's was measured again, with the other "
+           "engine's, in the random orders of seeds 1-%d (`lft-analyze "
+           "--order random --seed S`) of the same LFTs." % (shuffles,
+                                                            shuffles)]
+    if not recheck:
+        out[0] += " There is none."
+        return out + [""]
+    held = sum(1 for r in recheck if r["ours_mean"] < r["other_mean"] - EPS)
+    out[0] += (" Of these %d figures, ours is below on the mean of the "
+               "%d orders in %d; in the others the one shuffle of the "
+               "table was bad luck." % (len(recheck), shuffles, held))
+    out.append("")
+    rows = []
+    for r in recheck:
+        rows.append([r["fabric"], str(r["lmc"]), r["traffic"],
+                     ENGINE_BY_NAME[r["engine"]][1],
+                     "%s / %s" % (fmt(r["ours"]), fmt(r["other"])),
+                     "%s / %s" % (fmt(r["ours_mean"]), fmt(r["other_mean"])),
+                     "%d of %d" % (r["at_least"], shuffles)])
+    out.extend(md_table(["fabric", "LMC", "traffic", "against",
+                         "table (ours / other)",
+                         "mean of seeds 1-%d (ours / other)" % shuffles,
+                         "orders where ours >= other"], rows))
+    out.append("")
+    return out
+
+
 def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
-              below, elapsed):
+              below, recheck, elapsed):
     """The Markdown report; command: how it was made."""
     flagged = {(b["fabric"], b["lmc"], b["order"], b["traffic"])
                for b in below}
@@ -131,6 +166,8 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
         add("")
     if "dfsssp" in engines:
         L.extend(versus_dfsssp(results, fabs, lmcs))
+    if "ours" in engines:
+        L.extend(recheck_lines(recheck, args.shuffles))
     add("Figures: shift-alltoall efficiency as lft-analyze computes it "
         "(mean over the rounds of 1 / the largest number of flows on one "
         "link; 1.0 = contention-free). *base*: every rank sends to its "
@@ -188,10 +225,13 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
         fh.write("\n".join(L) + "\n")
 
 
-def print_tables(fabs, engines, lmcs, results, below):
+def print_tables(fabs, engines, lmcs, results, below, recheck, shuffles):
     flagged = {(b["fabric"], b["lmc"], b["order"], b["traffic"])
                for b in below}
     print("port offsetting below stock updn: %d figures" % len(below))
+    if "ours" in engines:
+        for line in recheck_lines(recheck, shuffles):
+            print(line)
     for f, _i in fabs:
         print()
         print("## %s" % f)

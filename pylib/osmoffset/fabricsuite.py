@@ -246,6 +246,11 @@ def measure_cell(task, res, osmlog):
         res["error"] = "analysis: %s" % exc
 
 
+def cell_dir(out, f, e, lmc):
+    """Where the osm-sim run of one cell lives."""
+    return os.path.join(out, "runs", f, e, "lmc%d" % lmc)
+
+
 def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force):
     """The benchcells tasks of the suite, keyed (fabric, engine, lmc)."""
     psha = benchcells.plugin_sha()
@@ -253,7 +258,7 @@ def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force):
     for f, info in fabs:
         for e in engines:
             for lmc in lmcs:
-                celldir = os.path.join(out, "runs", f, e, "lmc%d" % lmc)
+                celldir = cell_dir(out, f, e, lmc)
                 argv = cell_argv(e, info["net"], lmc, celldir,
                                  plugin_options, info.get("roots"))
                 ours = ENGINE_BY_NAME[e][4]
@@ -303,3 +308,48 @@ def below_stock(results, fabs, engines, lmcs):
                                     "traffic": t, "ours": a, "updn": b})
     return out
 
+
+def seed_figures(out, f, e, lmc, shuffles, memo):
+    """A cell's (base, spread) in the random orders of seeds 1..shuffles,
+    computed once per cell."""
+    key = (f, e, lmc)
+    if key not in memo:
+        d = cell_dir(out, f, e, lmc)
+        topo = fabric.load_topology(os.path.join(d, "opensm-subnet.lst"))
+        lfts = fabric.load_lfts(os.path.join(d, "opensm-lfts.dump"))
+        memo[key] = analyze.shift_random_seeds(topo, lfts, shuffles, lmc)
+    return memo[key]
+
+
+def random_recheck(out, results, fabs, lmcs, shuffles):
+    """Every random-order figure of ours below stock updn's or dfsssp's,
+    measured again, with the other engine's, in the random orders of seeds
+    1..shuffles of the same LFTs: one shuffle decides nothing.  A list of
+    dicts: fabric, lmc, traffic, engine (the other one), ours / other (the
+    table's figures), ours_seeds / other_seeds (per seed), ours_mean /
+    other_mean, at_least (orders where ours is at least the other's)."""
+    out_rows, memo = [], {}
+    if shuffles < 1:
+        return out_rows
+    for f, _i in fabs:
+        for l in lmcs:
+            for t in traffics(l):
+                a = value(results, f, "ours", l, "random", t)
+                for e in ("updn", "dfsssp"):
+                    b = value(results, f, e, l, "random", t)
+                    if a is None or b is None or a >= b - EPS:
+                        continue
+                    k = 0 if t == "base" else 1
+                    mine = [x[k] for x in
+                            seed_figures(out, f, "ours", l, shuffles, memo)]
+                    theirs = [x[k] for x in
+                              seed_figures(out, f, e, l, shuffles, memo)]
+                    out_rows.append({
+                        "fabric": f, "lmc": l, "traffic": t, "engine": e,
+                        "ours": a, "other": b, "ours_seeds": mine,
+                        "other_seeds": theirs,
+                        "ours_mean": sum(mine) / shuffles,
+                        "other_mean": sum(theirs) / shuffles,
+                        "at_least": sum(1 for x, y in zip(mine, theirs)
+                                        if x >= y - EPS)})
+    return out_rows

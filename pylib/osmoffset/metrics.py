@@ -447,3 +447,21 @@ def shift_by_order(topo, lfts, orders, lmc=None, seed=1):
                                "rank_order": an.rank_source,
                                "base": base, "spread": sp}
     return res
+
+
+def shift_random_seeds(topo, lfts, seeds, lmc=None):
+    """Shift figures of one set of LFTs in the random rank orders of seeds
+    1..seeds (as lft-analyze --order random --seed S): a list of (base,
+    spread) per seed, spread None at LMC 0.  One shuffle is luck: a
+    routing's standing in random placement shows over many."""
+    from .analyze import Analysis
+    an = Analysis(topo, lfts, lmc=lmc, bisections=0)
+    an.validate()
+    an.build_paths()
+    out = []
+    for seed in range(1, seeds + 1):
+        an.seed = seed
+        an.set_ranks(None, "random", None, 0)
+        out.append((eff(shift(an, False)),
+                    eff(shift(an, True)) if an.nl > 1 else None))
+    return out

@@ -38,6 +38,12 @@ Rank orders (lft-analyze's --order / --job):
   random   leaf order shuffled with --seed
 SHARP aggregation nodes are routed and checked but run no rank.
 
+Random orders: one shuffle is luck.  Every random-order figure of ours
+below stock updn's or dfsssp's is measured again, with the other
+engine's, in the random orders of seeds 1..--shuffles of the same LFTs
+(no new routing): the means and how many orders ours is at least as good
+in are reported.
+
 Figures: base = shift efficiency with every rank sending to its peer's
 base LID; spread = traffic striped over the 2^LMC LIDs (LMC > 0).  Every
 figure of 'ours' below stock updn's figure of the same fabric, LMC, order
@@ -71,7 +77,7 @@ from osmoffset.fabricsreport import print_tables, write_doc
 from osmoffset.fabricsuite import (ENGINE_BY_NAME, ORDERS, below_stock,
                                    check_engines, check_plugin_options,
                                    collect_fabrics, default_realfabrics,
-                                   make_tasks)
+                                   make_tasks, random_recheck)
 
 PROG = "bench-fabrics"
 
@@ -97,6 +103,11 @@ def build_parser():
                    help="comma-separated LMC values (default 0,2)")
     p.add_argument("--seed", type=int, default=1, metavar="S",
                    help="seed of the random rank order (default 1)")
+    p.add_argument("--shuffles", type=int, default=20, metavar="N",
+                   help="measure every random-order figure of ours below "
+                        "stock updn's or dfsssp's again, with the other "
+                        "engine's, in the random orders of seeds 1..N of "
+                        "the same LFTs (default 20; 0: do not)")
     p.add_argument("--plugin-option", action="append", default=[],
                    metavar="KEY=VAL",
                    help="event_plugin_options token for the 'ours' engine "
@@ -111,6 +122,8 @@ def check_args(args):
     engines = check_engines(name_list(args.engines) if args.engines
                             else None)
     check_plugin_options(args.plugin_option)
+    if args.shuffles < 0:
+        raise UsageError("--shuffles must be >= 0")
     if "ours" in engines and not os.path.isfile(benchcells.plugin_file()):
         raise UsageError("plugin %s not found; build it first (make)"
                          % benchcells.plugin_file())
@@ -134,6 +147,10 @@ def main(argv=None):
         tasks = make_tasks(out, fabs, engines, lmcs, args.seed,
                            args.plugin_option, args.force)
         results = benchcells.run_all(tasks, args.jobs, log)
+        if args.shuffles:
+            log("random orders of seeds 1-%d: the figures of ours below "
+                "another engine's" % args.shuffles)
+        recheck = random_recheck(out, results, fabs, lmcs, args.shuffles)
     except UsageError as exc:
         sys.stderr.write("%s: %s\n" % (PROG, exc))
         return 2
@@ -152,16 +169,18 @@ def main(argv=None):
            "plugin_options": args.plugin_option, "notes": notes,
            "fabrics": [dict(i, name=f) for f, i in fabs],
            "cells": [results[k] for k in sorted(results)],
-           "below_stock": below, "seconds": round(elapsed, 1)}
+           "below_stock": below, "shuffles": args.shuffles,
+           "random_recheck": recheck, "seconds": round(elapsed, 1)}
     write_json(os.path.join(out, "results.json"), doc)
     if args.doc:
         write_doc(args.doc, command, args, fabs, notes, engines, lmcs,
-                  results, below, elapsed)
+                  results, below, recheck, elapsed)
         log("wrote %s" % args.doc)
     if args.json:
         print_json(doc)
     else:
-        print_tables(fabs, engines, lmcs, results, below)
+        print_tables(fabs, engines, lmcs, results, below, recheck,
+                     args.shuffles)
     bad = [r for r in results.values() if r["status"] == "error"]
     for r in bad:
         sys.stderr.write("%s: %s %s lmc %d: %s\n" % (
