@@ -105,10 +105,14 @@ def recheck_lines(recheck, shuffles):
     if not recheck:
         out[0] += " There is none."
         return out + [""]
-    held = sum(1 for r in recheck if r["ours_mean"] < r["other_mean"] - EPS)
-    out[0] += (" Of these %d figures, ours is below on the mean of the "
-               "%d orders in %d; in the others the one shuffle of the "
-               "table was bad luck." % (len(recheck), shuffles, held))
+    n = [0, 0, 0]
+    for r in recheck:
+        a, b = fmt(r["ours_mean"]), fmt(r["other_mean"])
+        n[0 if float(a) < float(b) else 1 if a == b else 2] += 1
+    out[0] += (" Of these %d figures, on the mean of the %d orders ours is "
+               "below in %d, level to three places in %d and above in %d "
+               "(there the one shuffle of the table was bad luck)."
+               % ((len(recheck), shuffles) + tuple(n)))
     out.append("")
     rows = []
     for r in recheck:
