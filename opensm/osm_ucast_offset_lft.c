@@ -940,9 +940,9 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
  * dead slot is mostly one cable of a pair and the detour rules, which keep
  * the other LIDs where they are, measured better (the NDR dump, the
  * SuperPOD analog); only further offsets there may follow their base LID
- * over the live slots (offsets_take_live_block()).  Further offsets above the leaves keep the digits of
- * their slots: renumbering them there cost spread traffic
- * (kary-4-3-degraded at LMC 2).
+ * over the live slots (offsets_take_live_block()).  Further offsets
+ * above the leaves keep the digits of their slots: renumbering them
+ * there cost spread traffic (kary-4-3-degraded at LMC 2).
  */
 static int takes_live_slot(const struct oo_build *b,
 			   const struct oo_swinfo *si, const struct oo_plan *pl,
