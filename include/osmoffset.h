@@ -511,6 +511,7 @@ struct oo_rank_tree {
 	uint64_t divisor[OO_MAX_LEVELS];
 	/* scratch */
 	unsigned *parents, *parent_first, *num_parents_of, *seen, *nominal;
+	unsigned *peer, peer_lanes;
 	unsigned stamp;
 };
 
@@ -519,13 +520,21 @@ struct oo_rank_tree {
  * have more cables to host switches than hosts, e.g. management HCAs on a
  * spine, and core-like ones with a quarter of a typical leaf's hosts or
  * fewer whose neighbours lead down to several groups of leaves, e.g.
- * management HCAs on a core switch of a three-level tree), levels (hops to the nearest leaf), ranks within each level (top
- * down, by the ranks of each switch's parents, then order), up slots
- * (slot = lane x P + position of the parent among the nominal parents, P
- * the most of the level; a switch with at most half the level's slots by
- * design, a tapered edge, numbers its own links 0, 1, ...) and the level
- * divisors of the coordinated rule.  Returns 0, or -1 (no memory, deeper
- * than OO_MAX_LEVELS) with nothing left allocated.
+ * management HCAs on a core switch of a three-level tree), levels (hops to
+ * the nearest leaf), ranks within each level (top down, by the ranks of
+ * each switch's parents, then order), up slots and the level divisors of
+ * the coordinated rule.
+ *
+ * Up slots: slot = lane x P + position of the parent among the nominal
+ * parents, P the most of the level.  A switch with at most half the
+ * level's slots numbers the lanes its peers are cabled to (the switches of
+ * its level that share most of its parents), lane by lane, with holes for
+ * the cables it misses: pod spines cabled to a window of the cores.  One
+ * with at most half of that too, or whose design falls short of the
+ * level's slots (a tapered edge), numbers its own links 0, 1, ...
+ *
+ * Returns 0, or -1 (no memory, deeper than OO_MAX_LEVELS) with nothing
+ * left allocated.
  */
 int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t);
 void oo_rank_tree_free(struct oo_rank_tree *t);

@@ -38,11 +38,11 @@ int oo_is_aggregation_node(const char *desc)
  * spines with a few hosts (management HCAs) on them: more cables to other
  * host switches than hosts, or (a core switch of a three-level tree) a
  * quarter of a typical leaf's hosts or fewer on a switch whose neighbours
- * lead down to several groups of leaves.  A switch's level is its distance from the
- * nearest leaf.  Going top down, the switches of a level are ranked by the
- * set of ranks of their parents, so switches wired to the same switches
- * above sit together and number their up links alike; the caller's order
- * (names, GUIDs) only breaks ties.
+ * lead down to several groups of leaves.  A switch's level is its distance
+ * from the nearest leaf.  Going top down, the switches of a level are
+ * ranked by the set of ranks of their parents, so switches wired to the
+ * same switches above sit together and number their up links alike; the
+ * caller's order (names, GUIDs) only breaks ties.
  */
 
 static void free_work(struct oo_rank_tree *t)
@@ -52,8 +52,9 @@ static void free_work(struct oo_rank_tree *t)
 	free(t->num_parents_of);
 	free(t->seen);
 	free(t->nominal);
+	free(t->peer);
 	t->parents = t->parent_first = t->num_parents_of = NULL;
-	t->seen = t->nominal = NULL;
+	t->seen = t->nominal = t->peer = NULL;
 }
 
 void oo_rank_tree_free(struct oo_rank_tree *t)
@@ -416,18 +417,201 @@ static unsigned find_sorted(const unsigned *v, unsigned n, unsigned key)
 	return hit ? (unsigned)(hit - v) : n;
 }
 
+/* The up links of s that have a slot by lane * P + position. */
+static unsigned own_links(const struct oo_rank_graph *g,
+			  const struct oo_rank_tree *t, unsigned s,
+			  const unsigned *nominal, unsigned n)
+{
+	unsigned l = t->level[s], i, own = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++)
+		if (is_up(t, s, g->link[i].to) &&
+		    find_sorted(nominal, n, t->rank[g->link[i].to]) < n &&
+		    lane_of(g, s, i) < t->level_trunks[l])
+			own++;
+	return own;
+}
+
+/* The distinct parents of c, and how many of them carry mark == stamp. */
+static unsigned shared_parents(const struct oo_rank_graph *g,
+			       struct oo_rank_tree *t, unsigned c,
+			       const unsigned *mark, unsigned stamp,
+			       unsigned *all)
+{
+	unsigned *once = t->peer, once_stamp = ++t->stamp, i, shared = 0;
+
+	*all = 0;
+	for (i = g->first[c]; i < g->first[c + 1]; i++) {
+		unsigned q = g->link[i].to;
+
+		if (!is_up(t, c, q) || once[q] == once_stamp)
+			continue;
+		once[q] = once_stamp;
+		++*all;
+		if (mark[q] == stamp)
+			shared++;
+	}
+	return shared;
+}
+
+/*
+ * Scratch of peer_lanes(), per parent rank r and lane: peers[r * T +
+ * lane] how many peers have the link, mine[...] == stamp where s has it
+ * (T the most lanes of any level); touched[r] == stamp once r is reset.
+ */
+#define PEER_TOUCHED(g, t) ((t)->peer + (g)->num_sw)
+#define PEER_COUNT(g, t) ((t)->peer + 2 * (size_t)(g)->num_sw)
+#define PEER_MINE(g, t) (PEER_COUNT(g, t) + (size_t)(g)->num_sw * \
+			 (t)->peer_lanes)
+
+/* Count the links c has in each lane to each parent (mine: c is s). */
+static void count_lanes(const struct oo_rank_graph *g, struct oo_rank_tree *t,
+			unsigned c, unsigned stamp, int mine)
+{
+	unsigned *touched = PEER_TOUCHED(g, t), T = t->peer_lanes, i;
+	unsigned *count = PEER_COUNT(g, t), *own = PEER_MINE(g, t);
+
+	for (i = g->first[c]; i < g->first[c + 1]; i++) {
+		unsigned q = g->link[i].to, r, lane;
+
+		if (!is_up(t, c, q) || (lane = lane_of(g, c, i)) >= T)
+			continue;
+		r = t->rank[q];
+		if (touched[r] != stamp) {
+			touched[r] = stamp;
+			memset(count + (size_t)r * T, 0, sizeof(*count) * T);
+		}
+		count[(size_t)r * T + lane]++;
+		if (mine)
+			own[(size_t)r * T + lane] = stamp;
+	}
+}
+
+/*
+ * The lanes the peers of s (itself included) have to each parent: the
+ * switches of its level that share more than half of the parents of the
+ * two of them and have at most half the level's slots too (a tapered
+ * edge's peers are the other tapered edges, not the full ones).  Returns
+ * the stamp of this call; *peers is how many there are.
+ */
+static unsigned peer_lanes(const struct oo_rank_graph *g,
+			   struct oo_rank_tree *t, unsigned s,
+			   const unsigned *nominal, unsigned n, unsigned full,
+			   unsigned *peers)
+{
+	unsigned *mark = t->seen + g->num_sw, *seen_child = t->seen;
+	unsigned stamp = ++t->stamp, ns = 0, i, j;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		unsigned q = g->link[i].to;
+
+		if (is_up(t, s, q) && mark[q] != stamp) {
+			mark[q] = stamp;
+			ns++;
+		}
+	}
+	count_lanes(g, t, s, stamp, 1);
+	*peers = 1;
+	seen_child[s] = stamp;
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		unsigned p = g->link[i].to;
+
+		if (!is_up(t, s, p))
+			continue;
+		for (j = g->first[p]; j < g->first[p + 1]; j++) {
+			unsigned c = g->link[j].to, nc, both;
+
+			if (seen_child[c] == stamp ||
+			    t->level[c] != t->level[s])
+				continue;
+			seen_child[c] = stamp;
+			both = shared_parents(g, t, c, mark, stamp, &nc);
+			if (both * 2 > ns + nc - both &&
+			    own_links(g, t, c, nominal, n) * 2 <= full) {
+				count_lanes(g, t, c, stamp, 0);
+				++*peers;
+			}
+		}
+	}
+	return stamp;
+}
+
+/*
+ * Whether the design of s has a link in this lane to the parent of this
+ * rank: s has it, or most of its peers do.
+ */
+static int designed(const struct oo_rank_graph *g,
+		    const struct oo_rank_tree *t, unsigned stamp,
+		    unsigned peers, unsigned r, unsigned lane)
+{
+	size_t k = (size_t)r * t->peer_lanes + lane;
+
+	if (PEER_TOUCHED(g, t)[r] != stamp)
+		return 0;
+	return PEER_MINE(g, t)[k] == stamp || PEER_COUNT(g, t)[k] * 2 > peers;
+}
+
+/*
+ * Where the link of s in this lane to the parent at this position goes in
+ * its design: designed (lane, position) pairs numbered lane by lane,
+ * parents in nominal order within a lane.
+ */
+static unsigned design_slot(const struct oo_rank_graph *g,
+			    const struct oo_rank_tree *t,
+			    const unsigned *nominal, unsigned n,
+			    unsigned stamp, unsigned peers, unsigned lane,
+			    unsigned pos)
+{
+	unsigned l, i, slot = 0;
+
+	for (l = 0; l <= lane && l < t->peer_lanes; l++)
+		for (i = 0; i < n && (l < lane || i < pos); i++)
+			slot += (unsigned)designed(g, t, stamp, peers,
+						   nominal[i], l);
+	return slot;
+}
+
+/* Renumber the slots of s 0, 1, ... in slot order; returns how many. */
+static unsigned compact_slots(const struct oo_rank_graph *g,
+			      const struct oo_rank_tree *t, unsigned s)
+{
+	int16_t *slot = t->slot + (size_t)s * g->stride;
+	unsigned p, n = 0;
+	int16_t last = -1;
+
+	for (;;) {
+		unsigned best = 0;
+
+		for (p = 1; p < g->stride; p++)
+			if (slot[p] > last && (!best || slot[p] < slot[best]))
+				best = p;
+		if (!best)
+			break;
+		last = slot[best];
+		slot[best] = (int16_t)-2 - (int16_t)n++;
+	}
+	for (p = 1; p < g->stride; p++)
+		if (slot[p] <= -2)
+			slot[p] = (int16_t)(-2 - slot[p]);
+	return n;
+}
+
 /*
  * Number the up links of s: slot = lane * P + position of the parent among
  * the nominal parents, P the most nominal parents of its level, so that
  * consecutive slots lead to different switches.  A switch with at most
- * half the level's slots by design (a tapered edge) numbers its own links
- * 0, 1, ... in that order instead, so that no slot of it is dead.
+ * half the level's slots by design (a tapered edge, or spines cabled to a
+ * window of the cores where the nominal parents of the level span more
+ * windows) numbers the links its peers have instead, lane by lane
+ * (design_slot()): no slot of it is dead by design, and a cable it misses
+ * leaves a hole where its peers have the link, so that a slot leads to
+ * the same parent at each of them.
  */
 static void number_slots(const struct oo_rank_graph *g,
 			 struct oo_rank_tree *t, unsigned s, unsigned *nominal)
 {
 	unsigned l = t->level[s], P = t->level_parents[l], i, n, own = 0;
-	unsigned full = P * t->level_trunks[l];
+	unsigned full = P * t->level_trunks[l], stamp, peers;
 	int16_t *slot = t->slot + (size_t)s * g->stride;
 
 	n = nominal_parents(g, t, s, nominal);
@@ -446,27 +630,48 @@ static void number_slots(const struct oo_rank_graph *g,
 	t->slots[s] = full;
 	if (!own || own * 2 > full)
 		return;
-	/* compact: renumber the own slots in slot order */
-	for (n = 0; n < own; n++) {
-		unsigned p, best = 0;
-
-		for (p = 1; p < g->stride; p++)
-			if (slot[p] >= 0 && slot[p] < (int16_t)full &&
-			    (!best || slot[p] < slot[best]))
-				best = p;
-		slot[best] = (int16_t)(n + full);
+	stamp = peer_lanes(g, t, s, nominal, n, full, &peers);
+	if (own * 2 <= design_slot(g, t, nominal, n, stamp, peers,
+				   t->level_trunks[l], 0)) {
+		/* tapered against its peers too */
+		t->slots[s] = compact_slots(g, t, s);
+		return;
 	}
-	for (i = 1; i < g->stride; i++)
-		if (slot[i] >= (int16_t)full)
-			slot[i] = (int16_t)(slot[i] - full);
-	t->slots[s] = own;
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		uint8_t port = g->link[i].port;
+
+		if (slot[port] >= 0)
+			slot[port] = (int16_t)design_slot(g, t, nominal, n,
+							  stamp, peers,
+							  slot[port] / P,
+							  slot[port] % P);
+	}
+	t->slots[s] = design_slot(g, t, nominal, n, stamp, peers,
+				  t->level_trunks[l], 0);
 }
 
-static void number_all_slots(const struct oo_rank_graph *g,
-			     struct oo_rank_tree *t, unsigned *nominal)
+/* The scratch of peer_lanes(): 2 + 2 T words per switch. */
+static int alloc_peer_lanes(const struct oo_rank_graph *g,
+			    struct oo_rank_tree *t)
+{
+	unsigned l;
+
+	t->peer_lanes = 1;
+	for (l = 0; l < t->num_levels && l < OO_MAX_LEVELS; l++)
+		if (t->level_trunks[l] > t->peer_lanes)
+			t->peer_lanes = t->level_trunks[l];
+	t->peer = calloc(((size_t)g->num_sw + 1) * (2 + 2 * t->peer_lanes),
+			 sizeof(*t->peer));
+	return t->peer ? 0 : -1;
+}
+
+static int number_all_slots(const struct oo_rank_graph *g,
+			    struct oo_rank_tree *t, unsigned *nominal)
 {
 	unsigned s, l;
 
+	if (alloc_peer_lanes(g, t))
+		return -1;
 	for (s = 0; s < g->num_sw; s++) {
 		unsigned n;
 
@@ -484,6 +689,15 @@ static void number_all_slots(const struct oo_rank_graph *g,
 		if (l != OO_NO_LEVEL && t->slots[s] > t->level_slots[l])
 			t->level_slots[l] = t->slots[s];
 	}
+	/* a design short of the level's slots is the switch's own */
+	for (s = 0; s < g->num_sw; s++) {
+		l = t->level[s];
+		if (l != OO_NO_LEVEL && t->num_parents_of[s] &&
+		    t->slots[s] < t->level_slots[l] &&
+		    t->slots[s] != t->level_parents[l] * t->level_trunks[l])
+			t->slots[s] = compact_slots(g, t, s);
+	}
+	return 0;
 }
 
 /*
@@ -515,7 +729,8 @@ int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 	if (assign_levels(g, t) || assign_ranks(g, t))
 		goto fail;
 	measure_trunks(g, t);
-	number_all_slots(g, t, t->nominal);
+	if (number_all_slots(g, t, t->nominal))
+		goto fail;
 	level_divisors(t);
 	free_work(t);
 	return 0;

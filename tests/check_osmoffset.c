@@ -1394,6 +1394,67 @@ START_TEST(rank_tapered_edges_number_their_own_links)
 }
 END_TEST
 
+START_TEST(rank_windowed_spines_number_lanes_alike)
+{
+	/*
+	 * Three pods (leaf 4 p, pod spines 4 p + 1..3), cores 12-15: pod
+	 * spine j (0-2) is cabled twice to each of cores 12 + j and 13 + j
+	 * (ports 2, 3 lane 0, ports 4, 5 lane 1), so the nominal parents
+	 * of the level span the windows and every spine has at most half
+	 * the level's slots.  Pod 0's middle spine misses one of its two
+	 * cables to core 13.  Its slots must lead to the parents the same
+	 * slots lead to at the other pods' middle spines, with a hole for
+	 * the missing cable, rather than renumbering its links 0, 1, 2.
+	 */
+	static const unsigned hosts[16] = { 4, 0, 0, 0, 4, 0, 0, 0,
+					    4, 0, 0, 0, 0, 0, 0, 0 };
+	unsigned cable[48][4], core_port[4] = { 1, 1, 1, 1 };
+	unsigned p, j, lane, k, n = 0;
+	struct rg r;
+
+	for (p = 0; p < 3; p++)
+		for (j = 0; j < 3; j++) {
+			unsigned sp = 4 * p + 1 + j;
+
+			cable[n][0] = 4 * p; cable[n][1] = 5 + j;
+			cable[n][2] = sp; cable[n][3] = 1;
+			n++;
+			for (lane = 0; lane < 2; lane++)
+				for (k = 0; k < 2; k++) {
+					if (p == 0 && j == 1 && k == 0 &&
+					    lane == 0)
+						continue;	/* missing */
+					cable[n][0] = sp;
+					cable[n][1] = 2 + 2 * lane + k;
+					cable[n][2] = 12 + j + k;
+					cable[n][3] = core_port[j + k]++;
+					n++;
+				}
+		}
+	rg_build(&r, 16, hosts, cable, n);
+	ck_assert_uint_eq(r.t.num_levels, 3);
+	ck_assert_uint_eq(r.t.level[2], 1);
+	ck_assert_uint_eq(r.t.level[12], 2);
+	ck_assert_uint_eq(r.t.level_slots[1], 4);
+	for (p = 0; p < 3; p++)
+		ck_assert_uint_eq(r.t.slots[4 * p + 2], 4);
+	/* the full pods: lane 0 then lane 1, cores 13 and 14 in order */
+	ck_assert_int_eq(rg_slot(&r, 6, 2), 0);
+	ck_assert_int_eq(rg_slot(&r, 6, 3), 1);
+	ck_assert_int_eq(rg_slot(&r, 6, 4), 2);
+	ck_assert_int_eq(rg_slot(&r, 6, 5), 3);
+	for (k = 2; k <= 5; k++)
+		ck_assert_int_eq(rg_slot(&r, 10, k), rg_slot(&r, 6, k));
+	/* pod 0: its one link to core 13 (port 4) is lane 0, slot 0;
+	   slot 2 (core 13, lane 1) is a hole */
+	ck_assert_int_eq(rg_slot(&r, 2, 2), -1);
+	ck_assert_int_eq(rg_slot(&r, 2, 4), 0);
+	ck_assert_int_eq(rg_slot(&r, 2, 3), 1);
+	ck_assert_int_eq(rg_slot(&r, 2, 5), 3);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
 START_TEST(rank_director_is_three_levels)
 {
 	/*
@@ -2048,6 +2109,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rk, rank_hosts_on_a_spine_keep_it_a_spine);
 	tcase_add_test(rk, rank_hosts_on_a_core_keep_it_a_core);
 	tcase_add_test(rk, rank_tapered_edges_number_their_own_links);
+	tcase_add_test(rk, rank_windowed_spines_number_lanes_alike);
 	tcase_add_test(rk, rank_director_is_three_levels);
 	tcase_add_test(rk, rank_without_hosts_has_no_levels);
 	suite_add_tcase(s, rk);
