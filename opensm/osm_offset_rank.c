@@ -432,35 +432,35 @@ static unsigned own_links(const struct oo_rank_graph *g,
 	return own;
 }
 
-/* The distinct parents of c, and how many of them carry mark == stamp. */
-static unsigned shared_parents(const struct oo_rank_graph *g,
-			       struct oo_rank_tree *t, unsigned c,
-			       const unsigned *mark, unsigned stamp,
-			       unsigned *all)
+/* Parents a and b share (t->parents: each switch's sorted parent ranks). */
+static unsigned common_parents(const struct oo_rank_tree *t, unsigned a,
+			       unsigned b)
 {
-	unsigned *once = t->peer, once_stamp = ++t->stamp, i, shared = 0;
+	const unsigned *pa = t->parents + t->parent_first[a];
+	const unsigned *pb = t->parents + t->parent_first[b];
+	unsigned na = t->num_parents_of[a], nb = t->num_parents_of[b];
+	unsigned i = 0, j = 0, both = 0;
 
-	*all = 0;
-	for (i = g->first[c]; i < g->first[c + 1]; i++) {
-		unsigned q = g->link[i].to;
-
-		if (!is_up(t, c, q) || once[q] == once_stamp)
-			continue;
-		once[q] = once_stamp;
-		++*all;
-		if (mark[q] == stamp)
-			shared++;
-	}
-	return shared;
+	while (i < na && j < nb)
+		if (pa[i] < pb[j])
+			i++;
+		else if (pb[j] < pa[i])
+			j++;
+		else {
+			both++;
+			i++;
+			j++;
+		}
+	return both;
 }
 
 /*
- * Scratch of peer_lanes(), per parent rank r and lane: peers[r * T +
+ * Scratch of peer_lanes(), per parent rank r and lane: count[r * T +
  * lane] how many peers have the link, mine[...] == stamp where s has it
  * (T the most lanes of any level); touched[r] == stamp once r is reset.
  */
-#define PEER_TOUCHED(g, t) ((t)->peer + (g)->num_sw)
-#define PEER_COUNT(g, t) ((t)->peer + 2 * (size_t)(g)->num_sw)
+#define PEER_TOUCHED(g, t) ((t)->peer)
+#define PEER_COUNT(g, t) ((t)->peer + (g)->num_sw)
 #define PEER_MINE(g, t) (PEER_COUNT(g, t) + (size_t)(g)->num_sw * \
 			 (t)->peer_lanes)
 
@@ -499,17 +499,9 @@ static unsigned peer_lanes(const struct oo_rank_graph *g,
 			   const unsigned *nominal, unsigned n, unsigned full,
 			   unsigned *peers)
 {
-	unsigned *mark = t->seen + g->num_sw, *seen_child = t->seen;
-	unsigned stamp = ++t->stamp, ns = 0, i, j;
+	unsigned *seen_child = t->seen, stamp = ++t->stamp, i, j;
+	unsigned ns = t->num_parents_of[s];
 
-	for (i = g->first[s]; i < g->first[s + 1]; i++) {
-		unsigned q = g->link[i].to;
-
-		if (is_up(t, s, q) && mark[q] != stamp) {
-			mark[q] = stamp;
-			ns++;
-		}
-	}
 	count_lanes(g, t, s, stamp, 1);
 	*peers = 1;
 	seen_child[s] = stamp;
@@ -519,14 +511,14 @@ static unsigned peer_lanes(const struct oo_rank_graph *g,
 		if (!is_up(t, s, p))
 			continue;
 		for (j = g->first[p]; j < g->first[p + 1]; j++) {
-			unsigned c = g->link[j].to, nc, both;
+			unsigned c = g->link[j].to, both;
 
 			if (seen_child[c] == stamp ||
 			    t->level[c] != t->level[s])
 				continue;
 			seen_child[c] = stamp;
-			both = shared_parents(g, t, c, mark, stamp, &nc);
-			if (both * 2 > ns + nc - both &&
+			both = common_parents(t, s, c);
+			if (both * 2 > ns + t->num_parents_of[c] - both &&
 			    own_links(g, t, c, nominal, n) * 2 <= full) {
 				count_lanes(g, t, c, stamp, 0);
 				++*peers;
@@ -650,7 +642,7 @@ static void number_slots(const struct oo_rank_graph *g,
 				  t->level_trunks[l], 0);
 }
 
-/* The scratch of peer_lanes(): 2 + 2 T words per switch. */
+/* The scratch of peer_lanes(): 1 + 2 T words per switch. */
 static int alloc_peer_lanes(const struct oo_rank_graph *g,
 			    struct oo_rank_tree *t)
 {
@@ -660,7 +652,7 @@ static int alloc_peer_lanes(const struct oo_rank_graph *g,
 	for (l = 0; l < t->num_levels && l < OO_MAX_LEVELS; l++)
 		if (t->level_trunks[l] > t->peer_lanes)
 			t->peer_lanes = t->level_trunks[l];
-	t->peer = calloc(((size_t)g->num_sw + 1) * (2 + 2 * t->peer_lanes),
+	t->peer = calloc(((size_t)g->num_sw + 1) * (1 + 2 * t->peer_lanes),
 			 sizeof(*t->peer));
 	return t->peer ? 0 : -1;
 }
