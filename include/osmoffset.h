@@ -188,6 +188,19 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 		unsigned dead, unsigned *cursor);
 
 /*
+ * The live slot of the same parent as slot in another lane, where slots
+ * run over lanes runs of slots / lanes slots each, parents in the same
+ * order in every run: the first slot + k * slots / lanes (mod slots),
+ * k = 1 .. lanes - 1, with a candidate (cand[s] as for oo_far_slot()) and
+ * not cut (cut: NULL for none).  A base LID above the leaves whose slot
+ * is dead but for one cable of a pair then still reaches the switch its
+ * slot leads to at the peers.  Returns -1 when lanes < 2, lanes does not
+ * divide slots, slot is out of range or no sibling is live.
+ */
+int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut, unsigned slots,
+		    unsigned lanes, unsigned slot);
+
+/*
  * Whether a plan at a level with parallel lanes (slot = lane * parents +
  * position of the parent) misses whole parents only: every parent has
  * all its lanes live, or none of them (cand[s] as for oo_far_slot(); cut
@@ -527,11 +540,13 @@ struct oo_rank_tree {
  *
  * Up slots: slot = lane x P + position of the parent among the nominal
  * parents, P the most of the level.  A switch with at most half the
- * level's slots numbers the lanes its peers are cabled to (the switches of
- * its level that share most of its parents), lane by lane, with holes for
- * the cables it misses: pod spines cabled to a window of the cores.  One
- * with at most half of that too, or whose design falls short of the
- * level's slots (a tapered edge), numbers its own links 0, 1, ...
+ * level's slots numbers the lanes most of its peers are cabled to (the
+ * switches of its level that share most of its parents), lane by lane,
+ * with holes for the cables it misses and no slot for a cable most of
+ * them lack, so that the peers have the same slots: pod spines cabled to
+ * a window of the cores.  One with at most half of that too, or a leaf
+ * whose design falls short of the level's slots (a tapered edge), numbers
+ * its own links 0, 1, ...
  *
  * Returns 0, or -1 (no memory, deeper than OO_MAX_LEVELS) with nothing
  * left allocated.

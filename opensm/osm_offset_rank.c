@@ -456,20 +456,18 @@ static unsigned common_parents(const struct oo_rank_tree *t, unsigned a,
 
 /*
  * Scratch of peer_lanes(), per parent rank r and lane: count[r * T +
- * lane] how many peers have the link, mine[...] == stamp where s has it
- * (T the most lanes of any level); touched[r] == stamp once r is reset.
+ * lane] how many peers have the link (T the most lanes of any level);
+ * touched[r] == stamp once r is reset.
  */
 #define PEER_TOUCHED(g, t) ((t)->peer)
 #define PEER_COUNT(g, t) ((t)->peer + (g)->num_sw)
-#define PEER_MINE(g, t) (PEER_COUNT(g, t) + (size_t)(g)->num_sw * \
-			 (t)->peer_lanes)
 
-/* Count the links c has in each lane to each parent (mine: c is s). */
+/* Count the links c has in each lane to each parent. */
 static void count_lanes(const struct oo_rank_graph *g, struct oo_rank_tree *t,
-			unsigned c, unsigned stamp, int mine)
+			unsigned c, unsigned stamp)
 {
 	unsigned *touched = PEER_TOUCHED(g, t), T = t->peer_lanes, i;
-	unsigned *count = PEER_COUNT(g, t), *own = PEER_MINE(g, t);
+	unsigned *count = PEER_COUNT(g, t);
 
 	for (i = g->first[c]; i < g->first[c + 1]; i++) {
 		unsigned q = g->link[i].to, r, lane;
@@ -482,8 +480,6 @@ static void count_lanes(const struct oo_rank_graph *g, struct oo_rank_tree *t,
 			memset(count + (size_t)r * T, 0, sizeof(*count) * T);
 		}
 		count[(size_t)r * T + lane]++;
-		if (mine)
-			own[(size_t)r * T + lane] = stamp;
 	}
 }
 
@@ -502,7 +498,7 @@ static unsigned peer_lanes(const struct oo_rank_graph *g,
 	unsigned *seen_child = t->seen, stamp = ++t->stamp, i, j;
 	unsigned ns = t->num_parents_of[s];
 
-	count_lanes(g, t, s, stamp, 1);
+	count_lanes(g, t, s, stamp);
 	*peers = 1;
 	seen_child[s] = stamp;
 	for (i = g->first[s]; i < g->first[s + 1]; i++) {
@@ -520,7 +516,7 @@ static unsigned peer_lanes(const struct oo_rank_graph *g,
 			both = common_parents(t, s, c);
 			if (both * 2 > ns + t->num_parents_of[c] - both &&
 			    own_links(g, t, c, nominal, n) * 2 <= full) {
-				count_lanes(g, t, c, stamp, 0);
+				count_lanes(g, t, c, stamp);
 				++*peers;
 			}
 		}
@@ -530,7 +526,8 @@ static unsigned peer_lanes(const struct oo_rank_graph *g,
 
 /*
  * Whether the design of s has a link in this lane to the parent of this
- * rank: s has it, or most of its peers do.
+ * rank: most of its peers (s among them) do.  The design is then the same
+ * at every peer, so a slot leads to the same parent at each of them.
  */
 static int designed(const struct oo_rank_graph *g,
 		    const struct oo_rank_tree *t, unsigned stamp,
@@ -540,7 +537,7 @@ static int designed(const struct oo_rank_graph *g,
 
 	if (PEER_TOUCHED(g, t)[r] != stamp)
 		return 0;
-	return PEER_MINE(g, t)[k] == stamp || PEER_COUNT(g, t)[k] * 2 > peers;
+	return PEER_COUNT(g, t)[k] * 2 > peers;
 }
 
 /*
@@ -594,10 +591,11 @@ static unsigned compact_slots(const struct oo_rank_graph *g,
  * consecutive slots lead to different switches.  A switch with at most
  * half the level's slots by design (a tapered edge, or spines cabled to a
  * window of the cores where the nominal parents of the level span more
- * windows) numbers the links its peers have instead, lane by lane
- * (design_slot()): no slot of it is dead by design, and a cable it misses
- * leaves a hole where its peers have the link, so that a slot leads to
- * the same parent at each of them.
+ * windows) numbers the links most of its peers have instead, lane by lane
+ * (design_slot()): no slot of it is dead by design, a cable it misses
+ * leaves a hole where its peers have the link, and a cable most of its
+ * peers lack takes no slot, so that the peers have the same slots and a
+ * slot leads to the same parent at each of them.
  */
 static void number_slots(const struct oo_rank_graph *g,
 			 struct oo_rank_tree *t, unsigned s, unsigned *nominal)
@@ -632,7 +630,12 @@ static void number_slots(const struct oo_rank_graph *g,
 	for (i = g->first[s]; i < g->first[s + 1]; i++) {
 		uint8_t port = g->link[i].port;
 
-		if (slot[port] >= 0)
+		if (slot[port] < 0)
+			continue;
+		if (!designed(g, t, stamp, peers, nominal[slot[port] % P],
+			      (unsigned)slot[port] / P))
+			slot[port] = -1;	/* a cable most peers lack */
+		else
 			slot[port] = (int16_t)design_slot(g, t, nominal, n,
 							  stamp, peers,
 							  slot[port] / P,
@@ -642,7 +645,7 @@ static void number_slots(const struct oo_rank_graph *g,
 				  t->level_trunks[l], 0);
 }
 
-/* The scratch of peer_lanes(): 1 + 2 T words per switch. */
+/* The scratch of peer_lanes(): 1 + T words per switch. */
 static int alloc_peer_lanes(const struct oo_rank_graph *g,
 			    struct oo_rank_tree *t)
 {
@@ -652,7 +655,7 @@ static int alloc_peer_lanes(const struct oo_rank_graph *g,
 	for (l = 0; l < t->num_levels && l < OO_MAX_LEVELS; l++)
 		if (t->level_trunks[l] > t->peer_lanes)
 			t->peer_lanes = t->level_trunks[l];
-	t->peer = calloc(((size_t)g->num_sw + 1) * (1 + 2 * t->peer_lanes),
+	t->peer = calloc(((size_t)g->num_sw + 1) * (1 + t->peer_lanes),
 			 sizeof(*t->peer));
 	return t->peer ? 0 : -1;
 }
@@ -681,10 +684,11 @@ static int number_all_slots(const struct oo_rank_graph *g,
 		if (l != OO_NO_LEVEL && t->slots[s] > t->level_slots[l])
 			t->level_slots[l] = t->slots[s];
 	}
-	/* a design short of the level's slots is the switch's own */
+	/* a leaf's design short of the level's slots is its own (above the
+	   leaves it stays the peers': the cores' down links follow it) */
 	for (s = 0; s < g->num_sw; s++) {
 		l = t->level[s];
-		if (l != OO_NO_LEVEL && t->num_parents_of[s] &&
+		if (!l && t->num_parents_of[s] &&
 		    t->slots[s] < t->level_slots[l] &&
 		    t->slots[s] != t->level_parents[l] * t->level_trunks[l])
 			t->slots[s] = compact_slots(g, t, s);

@@ -144,6 +144,23 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 	return -1;
 }
 
+int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut, unsigned slots,
+		    unsigned lanes, unsigned slot)
+{
+	unsigned step, k;
+
+	if (lanes < 2 || !slots || slots % lanes || slot >= slots)
+		return -1;
+	step = slots / lanes;
+	for (k = 1; k < lanes; k++) {
+		unsigned s = (slot + k * step) % slots;
+
+		if (cand[s] != OO_SLOT_DEAD && !(cut && cut[s]))
+			return (int)s;
+	}
+	return -1;
+}
+
 int oo_offsets_take_live_block(const uint8_t *cand, const uint8_t *cut,
 			       unsigned slots, unsigned parents,
 			       unsigned lids)

@@ -80,6 +80,7 @@ struct oo_tree {
 	unsigned num_sw;
 	unsigned num_levels;
 	unsigned level_parents[OO_MAX_LEVELS];	/* most nominal parents */
+	unsigned level_trunks[OO_MAX_LEVELS];	/* most parallel links */
 	unsigned level_slots[OO_MAX_LEVELS];	/* most up slots */
 	uint64_t divisor[OO_MAX_LEVELS];
 };
@@ -453,6 +454,7 @@ static int rank_switches(struct oo_build *b, struct oo_tree *t)
 	}
 	t->num_levels = rt.num_levels;
 	memcpy(t->level_parents, rt.level_parents, sizeof(t->level_parents));
+	memcpy(t->level_trunks, rt.level_trunks, sizeof(t->level_trunks));
 	memcpy(t->level_slots, rt.level_slots, sizeof(t->level_slots));
 	memcpy(t->divisor, rt.divisor, sizeof(t->divisor));
 	for (i = 0; i < t->num_sw; i++)
@@ -933,6 +935,19 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
 }
 
 /*
+ * Whether the up slots of this switch run over parallel lanes of its
+ * level, each lane a run of slots / lanes slots in the same parent order:
+ * the slots of a full switch, or of one that numbers the lanes its peers
+ * have (spines cabled to a window of the cores).
+ */
+static int has_lanes(const struct oo_build *b, const struct oo_swinfo *si)
+{
+	unsigned lanes = b->tree.level_trunks[si->level];
+
+	return lanes > 1 && si->slots == b->tree.level_slots[si->level];
+}
+
+/*
  * Whether a LID takes its slot among the plan's live ones (oo_live_slot())
  * rather than its own slot or a detour: where some slots of the plan are
  * dead at a level with one link per parent, the base LID at any level and
@@ -940,7 +955,11 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
  * dead slot is mostly one cable of a pair and the detour rules, which keep
  * the other LIDs where they are, measured better (the NDR dump, the
  * SuperPOD analog); only further offsets there may follow their base LID
- * over the live slots (offsets_take_live_block()).  Further offsets
+ * over the live slots (offsets_take_live_block()).  A switch whose slots
+ * run over lanes (has_lanes()) is such a level even where its slot count
+ * happens to equal the level's parents (the SuperPOD analog's pod spines:
+ * 8 cores twice, among 16 nominal parents across the level); renumbering
+ * there sent a LID to a different core from each pod.  Further offsets
  * above the leaves keep the digits of their slots: renumbering them
  * there cost spread traffic (kary-4-3-degraded at LMC 2).
  */
@@ -950,7 +969,8 @@ static int takes_live_slot(const struct oo_build *b,
 {
 	if (!pl->live || pl->live >= si->slots)
 		return 0;
-	if (b->tree.level_parents[si->level] != si->slots)
+	if (b->tree.level_parents[si->level] != si->slots ||
+	    has_lanes(b, si))
 		return 0;
 	return !lid_offset || !si->level;
 }
@@ -976,10 +996,30 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
 }
 
 /*
+ * A base LID above the leaves whose slot is dead but for the lane (one
+ * cable of a pair to a core missing): the same parent over another lane,
+ * so that it reaches the core its slot leads to at every peer and comes
+ * down the way the others do (oo_sibling_lane()); -1 if there is none.
+ * At a leaf the other lane carries a destination of the same shift round.
+ */
+static int sibling_lane(const struct oo_build *b, const struct oo_swinfo *si,
+			const struct oo_plan *pl, unsigned slot)
+{
+	int s;
+
+	if (!si->level || !has_lanes(b, si))
+		return -1;
+	s = oo_sibling_lane(pl->by_slot, pl->cut, si->slots,
+			    b->tree.level_trunks[si->level], slot);
+	return s < 0 ? -1 : pl->by_slot[s];
+}
+
+/*
  * The up slot, or the live slot a degraded plan renumbers it to
  * (takes_live_slot()), or the one in its base LID's block of live slots
  * (live_block_slot()), or the live slot a detour takes; -1 if none is
- * live.  Base LIDs detour to a live slot far from their own
+ * live.  Base LIDs take the same parent over another lane above the
+ * leaves (sibling_lane()), else detour to a live slot far from their own
  * (oo_far_slot()).  A further LID offset detours when its slot is dead or
  * leads to a switch an earlier LID of the destination already took and
  * another switch is still free.
@@ -1008,6 +1048,8 @@ static int pick_up_slot(struct oo_build *b, const struct oo_swinfo *si,
 	if (!lid_offset) {
 		if (pl->by_slot[slot] != OO_NO_CAND)
 			return pl->by_slot[slot];
+		if ((pick = sibling_lane(b, si, pl, slot)) >= 0)
+			return pick;
 		pick = far_detour(b, si, pl, slot);
 		return pick < 0 ? -1 : pl->by_slot[pick];
 	}
@@ -1081,11 +1123,48 @@ static uint16_t own_up_path(const struct oo_build *b, unsigned rank,
 }
 
 /*
+ * The candidate over the very cable the destination's own up path takes
+ * from the child below into this switch (own_up_path()), so that a LID
+ * comes down the lane its own slot went up: the cores' down lanes then
+ * mirror the pod spines' up slots, whatever the lane digit; -1 where that
+ * path has no link here.
+ */
+static int own_cable_down(const struct oo_build *b,
+			  const struct oo_swinfo *si,
+			  const struct oo_plan *pl, unsigned rank,
+			  unsigned lid_offset)
+{
+	const struct oo_tree *t = &b->tree;
+	uint16_t x = own_up_path(b, rank, lid_offset, si->level - 1);
+	const struct oo_swinfo *xi;
+	osm_physp_t *p, *r;
+	uint8_t port, mine;
+	unsigned i;
+
+	if (!x)
+		return -1;
+	xi = &t->info[x - 1];
+	port = xi->slot_port[dest_slot(b, xi, rank, lid_offset)];
+	if (!port || xi->remote[port] != (uint16_t)(si - t->info + 1))
+		return -1;
+	p = osm_node_get_physp_ptr(xi->sw->p_node, port);
+	r = p ? osm_physp_get_remote(p) : NULL;
+	if (!r)
+		return -1;
+	mine = osm_physp_get_port_num(r);
+	for (i = 0; i < pl->n; i++)
+		if (pl->port[i] == mine)
+			return (int)i;
+	return -1;
+}
+
+/*
  * Down to several children, one of which the destination's own up path
  * passes through (a core cabled to some of the spines of each pod): that
  * one, so that the flows toward a leaf from other pods reach its spines as
  * those from its own pod do, spread over its down links by its up slots;
- * over parallel links, the digit of the level below picks the lane.
+ * over parallel links, the cable its own up path takes
+ * (own_cable_down()), else the digit of the level below picks the lane.
  * -1 if no candidate leads there.
  */
 static int pick_mirror_link(const struct oo_build *b,
@@ -1097,6 +1176,9 @@ static int pick_mirror_link(const struct oo_build *b,
 	uint16_t child[OO_PORTS];
 	int k;
 
+	k = own_cable_down(b, si, pl, rank, lid_offset);
+	if (k >= 0)
+		return k;
 	order_children(si, pl, child);
 	k = oo_mirror_link(child, pl->n,
 			   own_up_path(b, rank, lid_offset, si->level - 1),

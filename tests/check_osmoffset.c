@@ -1455,6 +1455,61 @@ START_TEST(rank_windowed_spines_number_lanes_alike)
 }
 END_TEST
 
+START_TEST(rank_windowed_spines_share_a_short_design)
+{
+	/*
+	 * The pods of rank_windowed_spines_number_lanes_alike, all cables
+	 * there, except that the middle spines of pods 0 and 1 lack their
+	 * second cable to core 14 (port 5).  Most middle spines lack it, so
+	 * their design is 3 slots (core 13, core 14, core 13 again), short
+	 * of the level's 4: it stays the peers' design rather than each
+	 * spine numbering its own links, and pod 2's second cable to core
+	 * 14, which most of its peers lack, takes no slot.
+	 */
+	static const unsigned hosts[16] = { 4, 0, 0, 0, 4, 0, 0, 0,
+					    4, 0, 0, 0, 0, 0, 0, 0 };
+	unsigned cable[48][4], core_port[4] = { 1, 1, 1, 1 };
+	unsigned p, j, lane, k, n = 0;
+	struct rg r;
+
+	for (p = 0; p < 3; p++)
+		for (j = 0; j < 3; j++) {
+			unsigned sp = 4 * p + 1 + j;
+
+			cable[n][0] = 4 * p; cable[n][1] = 5 + j;
+			cable[n][2] = sp; cable[n][3] = 1;
+			n++;
+			for (lane = 0; lane < 2; lane++)
+				for (k = 0; k < 2; k++) {
+					if (p < 2 && j == 1 && k == 1 &&
+					    lane == 1)
+						continue;	/* missing */
+					cable[n][0] = sp;
+					cable[n][1] = 2 + 2 * lane + k;
+					cable[n][2] = 12 + j + k;
+					cable[n][3] = core_port[j + k]++;
+					n++;
+				}
+		}
+	rg_build(&r, 16, hosts, cable, n);
+	ck_assert_uint_eq(r.t.num_levels, 3);
+	ck_assert_uint_eq(r.t.level_slots[1], 4);
+	for (p = 0; p < 3; p++) {
+		unsigned sp = 4 * p + 2;
+
+		ck_assert_uint_eq(r.t.slots[sp], 3);
+		ck_assert_int_eq(rg_slot(&r, sp, 2), 0);
+		ck_assert_int_eq(rg_slot(&r, sp, 3), 1);
+		ck_assert_int_eq(rg_slot(&r, sp, 4), 2);
+		ck_assert_int_eq(rg_slot(&r, sp, 5), -1);
+	}
+	/* the outer spines keep their 4 slots */
+	ck_assert_uint_eq(r.t.slots[1], 4);
+	ck_assert_int_eq(rg_slot(&r, 1, 5), 3);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
 START_TEST(rank_director_is_three_levels)
 {
 	/*
@@ -1500,6 +1555,32 @@ START_TEST(rank_without_hosts_has_no_levels)
 	ck_assert_uint_eq(r.t.num_levels, 0);
 	ck_assert_uint_eq(r.t.level[0], OO_NO_LEVEL);
 	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(sibling_lane_takes_the_same_parent)
+{
+	/* 2 lanes of 4 parents: slot 5 (parent 1, lane 1) dead */
+	uint8_t cand[8] = { 0, 1, 2, 3, 4, OO_SLOT_DEAD, 6, 7 };
+	uint8_t cut[8] = { 0 };
+
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 2, 5), 1);
+	ck_assert_int_eq(oo_sibling_lane(cand, cut, 8, 2, 5), 1);
+	/* its sibling dead or cut too: none */
+	cut[1] = 1;
+	ck_assert_int_eq(oo_sibling_lane(cand, cut, 8, 2, 5), -1);
+	cand[1] = OO_SLOT_DEAD;
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 2, 5), -1);
+	/* 3 lanes of 2: the first live one after it, around the ring */
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 6, 3, 1), 3);
+	cand[3] = OO_SLOT_DEAD;
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 6, 3, 1), -1);
+	cand[5] = 5;
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 6, 3, 1), 5);
+	/* one lane, lanes not dividing the slots, out of range: none */
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 1, 5), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 7, 2, 5), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 2, 8), -1);
 }
 END_TEST
 
@@ -2069,6 +2150,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
+	tcase_add_test(crd, sibling_lane_takes_the_same_parent);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
@@ -2110,6 +2192,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rk, rank_hosts_on_a_core_keep_it_a_core);
 	tcase_add_test(rk, rank_tapered_edges_number_their_own_links);
 	tcase_add_test(rk, rank_windowed_spines_number_lanes_alike);
+	tcase_add_test(rk, rank_windowed_spines_share_a_short_design);
 	tcase_add_test(rk, rank_director_is_three_levels);
 	tcase_add_test(rk, rank_without_hosts_has_no_levels);
 	suite_add_tcase(s, rk);
