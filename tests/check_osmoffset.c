@@ -1394,23 +1394,20 @@ START_TEST(rank_tapered_edges_number_their_own_links)
 }
 END_TEST
 
-START_TEST(rank_windowed_spines_number_lanes_alike)
+/*
+ * Three pods (leaf 4 p, pod spines 4 p + 1..3), cores 12-15: pod spine j
+ * (0-2) is cabled twice to each of cores 12 + j and 13 + j (ports 2, 3
+ * lane 0, ports 4, 5 lane 1), but for the cables missing() names (pod,
+ * spine, lane, core - 12 - j).
+ */
+static void windowed_pods(struct rg *r,
+			  int (*missing)(unsigned, unsigned, unsigned,
+					 unsigned))
 {
-	/*
-	 * Three pods (leaf 4 p, pod spines 4 p + 1..3), cores 12-15: pod
-	 * spine j (0-2) is cabled twice to each of cores 12 + j and 13 + j
-	 * (ports 2, 3 lane 0, ports 4, 5 lane 1), so the nominal parents
-	 * of the level span the windows and every spine has at most half
-	 * the level's slots.  Pod 0's middle spine misses one of its two
-	 * cables to core 13.  Its slots must lead to the parents the same
-	 * slots lead to at the other pods' middle spines, with a hole for
-	 * the missing cable, rather than renumbering its links 0, 1, 2.
-	 */
 	static const unsigned hosts[16] = { 4, 0, 0, 0, 4, 0, 0, 0,
 					    4, 0, 0, 0, 0, 0, 0, 0 };
 	unsigned cable[48][4], core_port[4] = { 1, 1, 1, 1 };
 	unsigned p, j, lane, k, n = 0;
-	struct rg r;
 
 	for (p = 0; p < 3; p++)
 		for (j = 0; j < 3; j++) {
@@ -1421,9 +1418,8 @@ START_TEST(rank_windowed_spines_number_lanes_alike)
 			n++;
 			for (lane = 0; lane < 2; lane++)
 				for (k = 0; k < 2; k++) {
-					if (p == 0 && j == 1 && k == 0 &&
-					    lane == 0)
-						continue;	/* missing */
+					if (missing(p, j, lane, k))
+						continue;
 					cable[n][0] = sp;
 					cable[n][1] = 2 + 2 * lane + k;
 					cable[n][2] = 12 + j + k;
@@ -1431,7 +1427,35 @@ START_TEST(rank_windowed_spines_number_lanes_alike)
 					n++;
 				}
 		}
-	rg_build(&r, 16, hosts, cable, n);
+	rg_build(r, 16, hosts, cable, n);
+}
+
+static int first_lane_to_core_13_missing(unsigned p, unsigned j,
+					 unsigned lane, unsigned k)
+{
+	return p == 0 && j == 1 && lane == 0 && k == 0;
+}
+
+static int second_lane_to_core_14_missing_twice(unsigned p, unsigned j,
+						unsigned lane, unsigned k)
+{
+	return p < 2 && j == 1 && lane == 1 && k == 1;
+}
+
+START_TEST(rank_windowed_spines_number_lanes_alike)
+{
+	/*
+	 * windowed_pods(): the nominal parents of the level span the
+	 * windows and every spine has at most half the level's slots.
+	 * Pod 0's middle spine misses one of its two
+	 * cables to core 13.  Its slots must lead to the parents the same
+	 * slots lead to at the other pods' middle spines, with a hole for
+	 * the missing cable, rather than renumbering its links 0, 1, 2.
+	 */
+	unsigned k, p;
+	struct rg r;
+
+	windowed_pods(&r, first_lane_to_core_13_missing);
 	ck_assert_uint_eq(r.t.num_levels, 3);
 	ck_assert_uint_eq(r.t.level[2], 1);
 	ck_assert_uint_eq(r.t.level[12], 2);
@@ -1458,40 +1482,17 @@ END_TEST
 START_TEST(rank_windowed_spines_share_a_short_design)
 {
 	/*
-	 * The pods of rank_windowed_spines_number_lanes_alike, all cables
-	 * there, except that the middle spines of pods 0 and 1 lack their
+	 * windowed_pods(), all cables there except that the middle spines of pods 0 and 1 lack their
 	 * second cable to core 14 (port 5).  Most middle spines lack it, so
 	 * their design is 3 slots (core 13, core 14, core 13 again), short
 	 * of the level's 4: it stays the peers' design rather than each
 	 * spine numbering its own links, and pod 2's second cable to core
 	 * 14, which most of its peers lack, takes no slot.
 	 */
-	static const unsigned hosts[16] = { 4, 0, 0, 0, 4, 0, 0, 0,
-					    4, 0, 0, 0, 0, 0, 0, 0 };
-	unsigned cable[48][4], core_port[4] = { 1, 1, 1, 1 };
-	unsigned p, j, lane, k, n = 0;
+	unsigned p;
 	struct rg r;
 
-	for (p = 0; p < 3; p++)
-		for (j = 0; j < 3; j++) {
-			unsigned sp = 4 * p + 1 + j;
-
-			cable[n][0] = 4 * p; cable[n][1] = 5 + j;
-			cable[n][2] = sp; cable[n][3] = 1;
-			n++;
-			for (lane = 0; lane < 2; lane++)
-				for (k = 0; k < 2; k++) {
-					if (p < 2 && j == 1 && k == 1 &&
-					    lane == 1)
-						continue;	/* missing */
-					cable[n][0] = sp;
-					cable[n][1] = 2 + 2 * lane + k;
-					cable[n][2] = 12 + j + k;
-					cable[n][3] = core_port[j + k]++;
-					n++;
-				}
-		}
-	rg_build(&r, 16, hosts, cable, n);
+	windowed_pods(&r, second_lane_to_core_14_missing_twice);
 	ck_assert_uint_eq(r.t.num_levels, 3);
 	ck_assert_uint_eq(r.t.level_slots[1], 4);
 	for (p = 0; p < 3; p++) {
