@@ -657,6 +657,15 @@ static int down_before(const struct oo_build *b, const struct oo_swinfo *si,
 	return px < py;
 }
 
+/* The port number at the far end of the cable on port (0: none). */
+static uint8_t remote_port(const struct oo_swinfo *si, uint8_t port)
+{
+	osm_physp_t *p = osm_node_get_physp_ptr(si->sw->p_node, port);
+	osm_physp_t *r = p ? osm_physp_get_remote(p) : NULL;
+
+	return r ? osm_physp_get_port_num(r) : 0;
+}
+
 /*
  * Where this switch sits among the nominal parents of the child behind
  * the plan's links (the position its up slots there carry), or -1 when
@@ -670,17 +679,16 @@ static int position_at_child(const struct oo_build *b,
 	uint8_t port = pl->port[pl->order[0]];
 	unsigned below = si->level - 1;
 	const struct oo_swinfo *child;
-	osm_physp_t *p, *r;
+	uint8_t there;
 	int16_t slot;
 
 	if (!si->remote[port])
 		return -1;
 	child = &t->info[si->remote[port] - 1];
-	p = osm_node_get_physp_ptr(si->sw->p_node, port);
-	r = p ? osm_physp_get_remote(p) : NULL;
-	if (!r || child->slots != t->level_slots[below])
+	there = remote_port(si, port);
+	if (!there || child->slots != t->level_slots[below])
 		return -1;
-	slot = child->slot[osm_physp_get_port_num(r)];
+	slot = child->slot[there];
 	return slot < 0 ? -1 : slot % (int)t->level_parents[below];
 }
 
@@ -1124,34 +1132,28 @@ static uint16_t own_up_path(const struct oo_build *b, unsigned rank,
 
 /*
  * The candidate over the very cable the destination's own up path takes
- * from the child below into this switch (own_up_path()), so that a LID
- * comes down the lane its own slot went up: the cores' down lanes then
- * mirror the pod spines' up slots, whatever the lane digit; -1 where that
- * path has no link here.
+ * from the child below, own (switch index + 1, from own_up_path()), into
+ * this switch, so that a LID comes down the lane its own slot went up:
+ * the cores' down lanes then mirror the pod spines' up slots, whatever
+ * the lane digit; -1 where that path has no link here.
  */
 static int own_cable_down(const struct oo_build *b,
 			  const struct oo_swinfo *si,
 			  const struct oo_plan *pl, unsigned rank,
-			  unsigned lid_offset)
+			  unsigned lid_offset, uint16_t own)
 {
 	const struct oo_tree *t = &b->tree;
-	uint16_t x = own_up_path(b, rank, lid_offset, si->level - 1);
 	const struct oo_swinfo *xi;
-	osm_physp_t *p, *r;
 	uint8_t port, mine;
 	unsigned i;
 
-	if (!x)
+	if (!own)
 		return -1;
-	xi = &t->info[x - 1];
+	xi = &t->info[own - 1];
 	port = xi->slot_port[dest_slot(b, xi, rank, lid_offset)];
-	if (!port || xi->remote[port] != (uint16_t)(si - t->info + 1))
+	if (!port || xi->remote[port] != (uint16_t)(si - t->info + 1) ||
+	    !(mine = remote_port(xi, port)))
 		return -1;
-	p = osm_node_get_physp_ptr(xi->sw->p_node, port);
-	r = p ? osm_physp_get_remote(p) : NULL;
-	if (!r)
-		return -1;
-	mine = osm_physp_get_port_num(r);
 	for (i = 0; i < pl->n; i++)
 		if (pl->port[i] == mine)
 			return (int)i;
@@ -1174,14 +1176,14 @@ static int pick_mirror_link(const struct oo_build *b,
 {
 	uint64_t divisor = b->tree.divisor[si->level - 1];
 	uint16_t child[OO_PORTS];
+	uint16_t own = own_up_path(b, rank, lid_offset, si->level - 1);
 	int k;
 
-	k = own_cable_down(b, si, pl, rank, lid_offset);
+	k = own_cable_down(b, si, pl, rank, lid_offset, own);
 	if (k >= 0)
 		return k;
 	order_children(si, pl, child);
-	k = oo_mirror_link(child, pl->n,
-			   own_up_path(b, rank, lid_offset, si->level - 1),
+	k = oo_mirror_link(child, pl->n, own,
 			   (unsigned)(rank / (divisor ? divisor : 1)) +
 			   lid_offset);
 	return k < 0 ? -1 : pl->order[k];
