@@ -192,13 +192,25 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
  * run over lanes runs of slots / lanes slots each, parents in the same
  * order in every run: the first slot + k * slots / lanes (mod slots),
  * k = 1 .. lanes - 1, with a candidate (cand[s] as for oo_far_slot()) and
- * not cut (cut: NULL for none).  A base LID above the leaves whose slot
- * is dead but for one cable of a pair then still reaches the switch its
- * slot leads to at the peers.  Returns -1 when lanes < 2, lanes does not
- * divide slots, slot is out of range or no sibling is live.
+ * not cut (cut: NULL for none).  A base LID whose slot is dead but for
+ * one cable of a pair then still reaches the switch its slot leads to at
+ * the peers.  Returns -1 when lanes < 2, lanes does not divide slots,
+ * slot is out of range or no sibling is live.
  */
 int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut, unsigned slots,
 		    unsigned lanes, unsigned slot);
+
+/*
+ * Whether the slots of a switch run over lanes as oo_sibling_lane()
+ * assumes: lanes (at least 2) divides slots, and the slots that differ by
+ * a multiple of slots / lanes lead to one switch wherever they have a
+ * link (parent[s]: the switch behind slot s, 0 for none).  A level's most
+ * parallel links need not be its lanes: one edge cabled six times to each
+ * of two spines, among peers cabled three times to each of four, gives
+ * the level six "lanes" of two slots, and slot + 2 then leads to another
+ * spine.
+ */
+int oo_lanes_align(const uint16_t *parent, unsigned slots, unsigned lanes);
 
 /*
  * Whether a plan at a level with parallel lanes (slot = lane * parents +

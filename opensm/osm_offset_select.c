@@ -161,6 +161,29 @@ int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut, unsigned slots,
 	return -1;
 }
 
+int oo_lanes_align(const uint16_t *parent, unsigned slots, unsigned lanes)
+{
+	unsigned step, s, k;
+
+	if (lanes < 2 || !slots || slots % lanes)
+		return 0;
+	step = slots / lanes;
+	for (s = 0; s < step; s++) {
+		uint16_t first = 0;
+
+		for (k = 0; k < lanes; k++) {
+			uint16_t p = parent[s + k * step];
+
+			if (!p)
+				continue;
+			if (first && p != first)
+				return 0;
+			first = p;
+		}
+	}
+	return 1;
+}
+
 int oo_offsets_take_live_block(const uint8_t *cand, const uint8_t *cut,
 			       unsigned slots, unsigned parents,
 			       unsigned lids)

@@ -1585,6 +1585,31 @@ START_TEST(sibling_lane_takes_the_same_parent)
 }
 END_TEST
 
+START_TEST(lanes_align_only_where_runs_repeat_the_parents)
+{
+	/* 3 lanes of 4 parents (switches 1-4), one cable missing */
+	uint16_t parent[12] = { 1, 2, 3, 4, 1, 0, 3, 4, 1, 2, 3, 4 };
+	/* one edge numbering its own 6 cables to each of 2 spines */
+	uint16_t own[12] = { 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2 };
+
+	ck_assert(oo_lanes_align(parent, 12, 3));
+	/* 6 "lanes" of 2 slots: slot 2 leads to switch 3, not 1 */
+	ck_assert(!oo_lanes_align(parent, 12, 6));
+	ck_assert(!oo_lanes_align(parent, 12, 2));
+	/* a cable to the wrong switch breaks the runs */
+	parent[9] = 3;
+	ck_assert(!oo_lanes_align(parent, 12, 3));
+	/* the edge's own numbering runs over 6 lanes of 2 (and 2 of 6) */
+	ck_assert(oo_lanes_align(own, 12, 6));
+	ck_assert(oo_lanes_align(own, 12, 2));
+	ck_assert(!oo_lanes_align(own, 12, 4));
+	/* one lane, lanes not dividing the slots: no lanes to align */
+	ck_assert(!oo_lanes_align(own, 12, 1));
+	ck_assert(!oo_lanes_align(own, 12, 5));
+	ck_assert(!oo_lanes_align(own, 0, 2));
+}
+END_TEST
+
 START_TEST(far_slot_keeps_off_the_neighbours)
 {
 	/* 8 slots, slot 2 dead: the farthest live slots are 5, 6, 7 */
@@ -2152,6 +2177,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, sibling_lane_takes_the_same_parent);
+	tcase_add_test(crd, lanes_align_only_where_runs_repeat_the_parents);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
