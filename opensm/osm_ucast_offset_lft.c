@@ -1025,8 +1025,9 @@ static int lanes_align(const struct oo_build *b, const struct oo_swinfo *si)
  * switch's slots do not run over the level's lanes (oo_lanes_align()).
  * At a leaf this puts two digits on one cable, and the random orders of
  * base traffic lose a little to the far detour's spread (the SuperPOD
- * analog 0.182 -> 0.173), but the leaf order, every job and spread
- * traffic gain more (its quarter jobs 0.347 -> 0.375 .. 0.498).
+ * analog 0.181 -> 0.173 in docs/fabrics.md), but the leaf order and the
+ * jobs gain more (its quarter job 0.346 -> 0.375, half job 0.314 ->
+ * 0.359; sharp-ft2's half job 0.374 -> 0.401).
  */
 static int sibling_lane(const struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned slot)

@@ -310,8 +310,8 @@ def test_a_missing_lane_takes_the_same_spine(sim_cache, lmc):
     edges with both cables do: every edge cabled to all six spines sends
     a host's base LID (on such an edge) to one spine, which then brings it
     down the destination's own cable.  Before, each edge detoured those
-    LIDs to a spine of its own (stock updn: half job 0.318 base; before
-    this rule 0.309, now 0.397 by the stock guard's figures)."""
+    LIDs to a spine of its own (the stock guard's half job 2, base LIDs:
+    stock updn 0.318; before this rule 0.309, now 0.397)."""
     run = get_run(sim_cache, "sharp-ft2.net", lmc, "on")
     edges, spines = edge_uplinks(run.topo)
     full = [g for g, e in edges.items() if set(e["up"].values()) ==
