@@ -1009,8 +1009,8 @@ static int lanes_align(const struct oo_build *b, const struct oo_swinfo *si)
 	uint16_t parent[OO_MAX_SLOTS];
 	unsigned s;
 
-	if (si->slots > OO_MAX_SLOTS)
-		return 0;
+	if (si->slots > OO_MAX_SLOTS || si->slots > IB_NODE_NUM_PORTS_MAX)
+		return 0;	/* slot_port[] holds OO_PORTS entries */
 	for (s = 0; s < si->slots; s++)
 		parent[s] = si->slot_port[s] ? si->remote[si->slot_port[s]] : 0;
 	return oo_lanes_align(parent, si->slots,
