@@ -213,11 +213,12 @@ def test_guard_off_leaves_the_rule_alone(sim_cache):
 def test_guard_answers_to_stock_over_its_own_roots(tmp_path):
     """sharp-ft2 routed with updn's own root detection (--roots none): it
     takes 4 of the 6 spines for roots (the other two miss a cable); port
-    offsetting makes those two roots as well.  The tables it builds over
-    six roots, and their mix with the stock stage over the same six, lose
-    a quarter job to stock updn over its own four roots (0.438 against
-    0.450 at LMC 0), so stock updn's own tables stay: its LFTs and its
-    roots, byte for byte with reach_all=off."""
+    offsetting makes those two roots as well.  With the plain rule (the
+    coordinated one now beats stock updn in every cell here), the tables
+    it builds over six roots, and their mix with the stock stage over the
+    same six, lose a quarter job to stock updn over its own four roots
+    (0.412 and 0.438 against 0.450 at LMC 0), so stock updn's own tables
+    stay: its LFTs and its roots, byte for byte with reach_all=off."""
     need_plugin()
     net = fabric_path("sharp-ft2.net")
     runs = {}
@@ -226,14 +227,16 @@ def test_guard_answers_to_stock_over_its_own_roots(tmp_path):
         args = ["--net", net, "--out", str(out), "--lmc", "0", "--quiet",
                 "--roots", "none"]
         args += ["--stock"] if mode == "stock" else [
-            "--port-offsetting", "on", "--plugin-option", "reach_all=off",
-            "--plugin-dir", plugin_dir()]
+            "--port-offsetting", "plain", "--plugin-option",
+            "reach_all=off", "--plugin-dir", plugin_dir()]
         p = run_osm_sim(args)
         assert p.returncode == 0, p.stderr
         runs[mode] = out
     with open(str(runs["on"] / "osm.log"), errors="replace") as f:
         log = f.read()
     assert "2 switches beside updn's roots over the same leaves" in log
+    assert "port offsetting's LFTs score lower than the stock ones in " \
+        "quarter job 3 base (0.4119" in log
     assert "a mix of both would score lower than the stock ones in " \
         "quarter job 3 base (0.4381" in log
     assert "the stock LFTs stay, as routing engine's own stage built " \
