@@ -67,6 +67,8 @@ struct oo_swinfo {
 	uint16_t remote[OO_PORTS];
 	int16_t slot[OO_PORTS];
 	uint8_t slot_port[OO_PORTS];	/* per up slot: its port (0: none) */
+	uint8_t lanes_align;	/* its slots run over its level's lanes
+				   (oo_lanes_align(), see sibling_lane()) */
 };
 
 struct oo_sw_index {
@@ -426,6 +428,24 @@ static int build_graph(struct oo_tree *t, struct oo_graph *gr)
 	return 0;
 }
 
+/*
+ * Whether the slots of a switch run over its level's lanes: the switch
+ * behind each slot, checked once per switch by oo_lanes_align().
+ */
+static int slots_run_over_lanes(const struct oo_tree *t,
+				const struct oo_swinfo *si)
+{
+	uint16_t parent[OO_MAX_SLOTS];
+	unsigned s;
+
+	if (si->level >= t->num_levels || si->level >= OO_MAX_LEVELS ||
+	    si->slots > OO_MAX_SLOTS || si->slots > IB_NODE_NUM_PORTS_MAX)
+		return 0;	/* slot_port[] holds OO_PORTS entries */
+	for (s = 0; s < si->slots; s++)
+		parent[s] = si->slot_port[s] ? si->remote[si->slot_port[s]] : 0;
+	return oo_lanes_align(parent, si->slots, t->level_trunks[si->level]);
+}
+
 /* Levels, ranks and up slots of every switch (see oo_rank_tree()). */
 static int rank_switches(struct oo_build *b, struct oo_tree *t)
 {
@@ -457,6 +477,9 @@ static int rank_switches(struct oo_build *b, struct oo_tree *t)
 	memcpy(t->level_trunks, rt.level_trunks, sizeof(t->level_trunks));
 	memcpy(t->level_slots, rt.level_slots, sizeof(t->level_slots));
 	memcpy(t->divisor, rt.divisor, sizeof(t->divisor));
+	for (i = 0; i < t->num_sw; i++)
+		t->info[i].lanes_align =
+		    (uint8_t)slots_run_over_lanes(t, &t->info[i]);
 	for (i = 0; i < t->num_sw; i++)
 		if (gr.hosts[i] && t->info[i].level)
 			OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: switch "
@@ -1003,26 +1026,12 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
 	return -1;
 }
 
-/* Whether the slots of this switch run over its level's lanes. */
-static int lanes_align(const struct oo_build *b, const struct oo_swinfo *si)
-{
-	uint16_t parent[OO_MAX_SLOTS];
-	unsigned s;
-
-	if (si->slots > OO_MAX_SLOTS || si->slots > IB_NODE_NUM_PORTS_MAX)
-		return 0;	/* slot_port[] holds OO_PORTS entries */
-	for (s = 0; s < si->slots; s++)
-		parent[s] = si->slot_port[s] ? si->remote[si->slot_port[s]] : 0;
-	return oo_lanes_align(parent, si->slots,
-			      b->tree.level_trunks[si->level]);
-}
-
 /*
  * A base LID whose slot is dead but for the lane (one cable of a pair
  * missing): the same parent over another lane, so that it reaches the
  * switch its slot leads to at every peer and comes down the way the
  * others do (oo_sibling_lane()); -1 if there is none, or if this
- * switch's slots do not run over the level's lanes (oo_lanes_align()).
+ * switch's slots do not run over the level's lanes (lanes_align).
  * At a leaf this puts two digits on one cable, and the random orders of
  * base traffic lose a little to the far detour's spread (the SuperPOD
  * analog 0.181 -> 0.173 in docs/fabrics.md), but the leaf order and the
@@ -1034,7 +1043,7 @@ static int sibling_lane(const struct oo_build *b, const struct oo_swinfo *si,
 {
 	int s;
 
-	if (!has_lanes(b, si) || !lanes_align(b, si))
+	if (!has_lanes(b, si) || !si->lanes_align)
 		return -1;
 	s = oo_sibling_lane(pl->by_slot, pl->cut, si->slots,
 			    b->tree.level_trunks[si->level], slot);
