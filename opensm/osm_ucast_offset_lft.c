@@ -969,13 +969,15 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
  * Whether the up slots of this switch run over parallel lanes of its
  * level, each lane a run of slots / lanes slots in the same parent order:
  * the slots of a full switch, or of one that numbers the lanes its peers
- * have (spines cabled to a window of the cores).
+ * have (spines cabled to a window of the cores).  The slot count alone
+ * does not say so (lanes_align checks the parents behind the slots).
  */
 static int has_lanes(const struct oo_build *b, const struct oo_swinfo *si)
 {
 	unsigned lanes = b->tree.level_trunks[si->level];
 
-	return lanes > 1 && si->slots == b->tree.level_slots[si->level];
+	return lanes > 1 && si->slots == b->tree.level_slots[si->level] &&
+	    si->lanes_align;
 }
 
 /*
@@ -1031,7 +1033,7 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
  * missing): the same parent over another lane, so that it reaches the
  * switch its slot leads to at every peer and comes down the way the
  * others do (oo_sibling_lane()); -1 if there is none, or if this
- * switch's slots do not run over the level's lanes (lanes_align).
+ * switch's slots do not run over the level's lanes (has_lanes()).
  * At a leaf this puts two digits on one cable, and the random orders of
  * base traffic lose a little to the far detour's spread (the SuperPOD
  * analog 0.181 -> 0.173 in docs/fabrics.md), but the leaf order and the
@@ -1043,7 +1045,7 @@ static int sibling_lane(const struct oo_build *b, const struct oo_swinfo *si,
 {
 	int s;
 
-	if (!has_lanes(b, si) || !si->lanes_align)
+	if (!has_lanes(b, si))
 		return -1;
 	s = oo_sibling_lane(pl->by_slot, pl->cut, si->slots,
 			    b->tree.level_trunks[si->level], slot);
