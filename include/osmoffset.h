@@ -586,7 +586,9 @@ int oo_natural_cmp(const char *a, const char *b);
  * such LID one turn switch that reaches it, chosen for the fewest hops in
  * all, and sends the LID from every switch without an entry the way that
  * switch sends the turn switch's own LID: first from the switches traffic
- * from CAs runs into (and those on their way), then from every other one.
+ * from HCAs runs into (and those on their way), then from those traffic
+ * from SHARP aggregation nodes (dest_minor) runs into, then from every
+ * other one; in each pass the HCAs' LIDs first.
  * It changes no entry that was there.  The fills stay only where the
  * channel dependencies of all the tables stay acyclic (no credit loop):
  * all of them if they can, else those of each destination that keep them
@@ -607,6 +609,10 @@ struct oo_reach_net {
 	const uint32_t *dest_sw;	/* per CA port: its switch */
 	const uint8_t *dest_port;	/* per CA port: that switch's port */
 	const uint16_t *dest_lid;	/* per CA port: base LID */
+	const uint8_t *dest_minor;	/* per CA port: 1 for a SHARP
+					   aggregation node, whose holes are
+					   filled after every HCA's; NULL:
+					   none is */
 	unsigned lids_per_port;		/* 2^LMC */
 };
 

@@ -23,6 +23,13 @@
 
 #include "osmoffset.h"
 
+/* Whose traffic a pass fills the holes for (see oo_reach_fill()). */
+enum fill_from {
+	FROM_ANY = 0,		/* every hole */
+	FROM_CAS,		/* the holes traffic from any CA runs into */
+	FROM_HCAS,		/* those traffic from an HCA runs into */
+};
+
 enum walk_state {
 	WALK_UNKNOWN = 0,
 	WALK_OK,		/* the LID gets delivered from here */
@@ -35,11 +42,14 @@ struct reach_work {
 	uint32_t *path;		/* switches of the walk being followed */
 	uint32_t *holes;	/* switches without an entry */
 	uint32_t *cas;		/* per switch: CA ports cabled to it */
+	uint32_t *hcas;		/* per switch: of them, not SHARP nodes */
+	uint32_t *order;	/* the destinations, HCAs first */
+	uint32_t num_minor;	/* SHARP nodes among them */
 	uint8_t *need;		/* per switch, for the LID at hand: a hole
 				   that traffic from a CA runs into */
 	uint8_t *holes_at;	/* per LID: some switch has no entry */
 	unsigned max_lid;	/* LIDs in holes_at */
-	int ca_first;		/* fill only the holes CAs' traffic needs */
+	int from;		/* enum fill_from of the pass */
 	int sticky;		/* keep to the first turn switch chosen */
 	uint32_t turn;		/* that switch, or OO_EVAL_NONE */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
@@ -56,6 +66,12 @@ static uint8_t entry(const struct oo_reach_net *net, uint32_t s,
 		     unsigned lid)
 {
 	return lid < net->lft_len[s] ? net->lft[s][lid] : OO_LFT_NONE;
+}
+
+/* Whether dest is a SHARP aggregation node (filled after the HCAs). */
+static int is_minor(const struct oo_reach_net *net, uint32_t d)
+{
+	return net->dest_minor && net->dest_minor[d];
 }
 
 /* Whether the LID leaves switch s out of port to the CA that owns it. */
@@ -227,13 +243,20 @@ static int reserve_fills(struct reach_work *w, size_t n)
 	return 0;
 }
 
+/* The CA ports at switch s whose traffic the pass fills for. */
+static uint32_t sources_at(const struct reach_work *w, uint32_t s)
+{
+	return w->from == FROM_HCAS ? w->hcas[s] : w->cas[s];
+}
+
 /*
  * The holes of a LID that traffic runs into: from every switch a CA is
- * cabled to (where traffic for the LID starts) and that does not deliver
- * it, follow the LID's entries to the switch without one.  A hole that no
- * CA's traffic reaches stays empty: nothing is forwarded into it, and an
- * entry there would only add channel dependencies.  Call after
- * walk_all(); returns how many, listed in holes.
+ * cabled to (where traffic for the LID starts, sources_at()) and that
+ * does not deliver it, follow the LID's entries to the switch without
+ * one.  A hole that no CA's traffic reaches stays empty: nothing is
+ * forwarded into it, and an entry there would only add channel
+ * dependencies.  Call after walk_all(); returns how many, listed in
+ * holes.
  */
 static unsigned find_needed_holes(const struct oo_reach_net *net,
 				  struct reach_work *w, unsigned lid)
@@ -243,7 +266,7 @@ static unsigned find_needed_holes(const struct oo_reach_net *net,
 
 	memset(w->need, 0, net->num_sw);
 	for (s = 0; s < net->num_sw; s++) {
-		if (!w->cas[s] || w->state[s] != WALK_BAD)
+		if (!sources_at(w, s) || w->state[s] != WALK_BAD)
 			continue;
 		for (t = s, hops = 0; hops <= net->num_sw; hops++) {
 			uint8_t port = entry(net, t, lid);
@@ -319,8 +342,8 @@ static unsigned fill_way(const struct oo_reach_net *net, struct reach_work *w,
 }
 
 /*
- * Fill the holes of one LID toward a turn switch: with ca_first those
- * that traffic from CAs runs into (and the holes on their way), else all.
+ * Fill the holes of one LID toward a turn switch: those that traffic from
+ * the pass's CAs runs into (and the holes on their way), or all of them.
  * Returns the entries filled (the fills of a LID that would not then be
  * delivered from every filled switch are taken back), counts the holes
  * left in *left, and sets *had if the LID had any hole.
@@ -334,7 +357,7 @@ static unsigned fill_lid(const struct oo_reach_net *net,
 	uint32_t turn;
 
 	walk_all(net, w, dest, lid);
-	if (w->ca_first) {
+	if (w->from != FROM_ANY) {
 		num_holes = find_needed_holes(net, w, lid);
 		num_all = add_other_holes(net, w, lid, num_holes);
 	} else {
@@ -375,6 +398,8 @@ static void free_work(struct reach_work *w)
 	free(w->path);
 	free(w->holes);
 	free(w->cas);
+	free(w->hcas);
+	free(w->order);
 	free(w->need);
 	free(w->holes_at);
 	free(w->fills);
@@ -404,6 +429,23 @@ static int mark_holes(const struct oo_reach_net *net, struct reach_work *w)
 	return 0;
 }
 
+/*
+ * The order destinations are filled in: the HCAs, then the SHARP nodes,
+ * each in index order.  Where fills compete for the channel dependencies
+ * a loop-free set allows, the LIDs of the HCAs (a management node that
+ * runs the SM or the SHARP manager) come first.
+ */
+static void order_dests(const struct oo_reach_net *net, struct reach_work *w)
+{
+	uint32_t d, n = 0;
+	int minor;
+
+	for (minor = 0; minor <= 1; minor++)
+		for (d = 0; d < net->num_dests; d++)
+			if (is_minor(net, d) == minor)
+				w->order[n++] = d;
+}
+
 static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 {
 	uint32_t d;
@@ -414,13 +456,22 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	w->path = calloc(net->num_sw + 1, sizeof(*w->path));
 	w->holes = calloc(net->num_sw + 1, sizeof(*w->holes));
 	w->cas = calloc(net->num_sw + 1, sizeof(*w->cas));
+	w->hcas = calloc(net->num_sw + 1, sizeof(*w->hcas));
+	w->order = calloc(net->num_dests + 1, sizeof(*w->order));
 	w->need = calloc(net->num_sw + 1, 1);
-	if (!w->state || !w->path || !w->holes || !w->cas || !w->need) {
+	if (!w->state || !w->path || !w->holes || !w->cas || !w->hcas ||
+	    !w->order || !w->need) {
 		free_work(w);
 		return -1;
 	}
-	for (d = 0; d < net->num_dests; d++)
+	for (d = 0; d < net->num_dests; d++) {
 		w->cas[net->dest_sw[d]]++;
+		if (is_minor(net, d))
+			w->num_minor++;
+		else
+			w->hcas[net->dest_sw[d]]++;
+	}
+	order_dests(net, w);
 	return mark_holes(net, w);
 }
 
@@ -444,11 +495,11 @@ static unsigned fill_dest(const struct oo_reach_net *net,
 static int fill_all(const struct oo_reach_net *net, struct reach_work *w,
 		    unsigned offset, struct oo_reach_result *res)
 {
-	uint32_t d;
+	uint32_t i;
 
 	memset(res, 0, sizeof(*res));
-	for (d = 0; d < net->num_dests; d++)
-		res->lids += fill_dest(net, w, d, offset, res);
+	for (i = 0; i < net->num_dests; i++)
+		res->lids += fill_dest(net, w, w->order[i], offset, res);
 	return res->filled ? oo_reach_acyclic(net) : 1;
 }
 
@@ -464,7 +515,7 @@ static int fill_one_by_one(const struct oo_reach_net *net,
 			   struct oo_reach_result *res)
 {
 	struct oo_cdg g;
-	uint32_t d;
+	uint32_t i;
 	int ok = oo_cdg_init(&g, net);
 
 	memset(res, 0, sizeof(*res));
@@ -475,9 +526,10 @@ static int fill_one_by_one(const struct oo_reach_net *net,
 			oo_cdg_free(&g);
 		return ok < 0 ? -1 : 0;
 	}
-	for (d = 0; d < net->num_dests && ok >= 0; d++) {
+	for (i = 0; i < net->num_dests && ok >= 0; i++) {
 		struct oo_reach_result one = { 0, 0, 0, 0, 0 };
 		size_t start = w->num_fills;
+		uint32_t d = w->order[i];
 
 		res->lids += fill_dest(net, w, d, offset, &one);
 		res->left += one.left;
@@ -546,12 +598,18 @@ static unsigned count_needed_holes(const struct oo_reach_net *net,
 }
 
 /*
- * Two passes: first the holes that traffic from CAs runs into (a switch
- * with CAs of its own, the end of a CA's route), so that they come first
+ * Passes in order of need, so that what matters most comes first
  * wherever fills compete for the channel dependencies a loop-free set
- * allows, then every hole left (a switch's own management traffic).  In
- * each, the base LIDs first, then each further LID offset: the base-LID
- * fills are then the same at every LMC wherever the checks allow them.
+ * allows: the holes that traffic from HCAs runs into (from a switch with
+ * HCAs of its own: what a management node that runs the SM or the SHARP
+ * manager needs); where there are SHARP aggregation nodes, then the holes
+ * their traffic runs into; then every hole left (a switch's own
+ * management traffic).  A destination's fills in a pass stay or go
+ * together, so the HCAs' holes are not put at stake with the SHARP
+ * nodes'.  In each, the LIDs of the HCAs before those of the
+ * SHARP nodes (order_dests()), and the base LIDs first, then each further
+ * LID offset: the base-LID fills are then the same at every LMC wherever
+ * the checks allow them.
  */
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
@@ -565,20 +623,24 @@ int oo_reach_fill(const struct oo_reach_net *net,
 		return 0;
 	if (init_work(net, &w))
 		return -1;
-	for (w.ca_first = 1; w.ca_first >= 0 && !ret; w.ca_first--)
+	for (w.from = FROM_HCAS; w.from >= FROM_ANY && !ret; w.from--) {
+		if (w.from == FROM_CAS && !w.num_minor)
+			continue;	/* the same holes as the pass before */
 		for (o = 0; o < net->lids_per_port && !ret; o++) {
 			struct oo_reach_result one;
 
 			ret = fill_offset(net, &w, o, &one);
 			/* LIDs with holes: as the first pass found them;
-			   holes left: as the second leaves them */
-			if (w.ca_first)
+			   holes left: as the last leaves them */
+			if (w.from == FROM_HCAS)
 				res->lids += one.lids;
-			else
+			else if (w.from == FROM_ANY)
 				res->left += one.left;
 			res->filled += one.filled;
 			res->cyclic |= one.cyclic;
 		}
+	}
+	w.from = FROM_CAS;
 	if (ret)
 		undo_fills(net, &w, 0);
 	else

@@ -36,14 +36,14 @@
 /* The arrays oo_reach_fill() reads, from the subnet. */
 static int prepare_net(struct oo_reach_net *net, struct oo_glue_net *gn,
 		       struct oo_ca_ports *ca, uint16_t **sw_lid,
-		       osm_opensm_t *osm)
+		       uint8_t **minor, osm_opensm_t *osm)
 {
-	unsigned s;
+	unsigned s, d;
 
 	if (oo_glue_net_build(gn, osm))
 		return -1;
 	*sw_lid = calloc(gn->num_sw + 1, sizeof(**sw_lid));
-	if (!*sw_lid || oo_ca_ports_alloc(ca, osm, 0))
+	if (!*sw_lid || oo_ca_ports_alloc(ca, osm, 1))
 		return -1;
 	for (s = 0; s < gn->num_sw; s++) {
 		if (!gn->lft[s])
@@ -59,9 +59,15 @@ static int prepare_net(struct oo_reach_net *net, struct oo_glue_net *gn,
 	net->lft_len = gn->lft_len;
 	net->sw_lid = *sw_lid;
 	net->num_dests = oo_glue_ca_ports(osm, 1, ca);
+	*minor = calloc(net->num_dests + 1, sizeof(**minor));
+	if (!*minor)
+		return -1;
+	for (d = 0; d < net->num_dests; d++)
+		(*minor)[d] = (uint8_t)oo_is_aggregation_node(ca->desc[d]);
 	net->dest_sw = ca->sw;
 	net->dest_port = ca->port;
 	net->dest_lid = ca->lid;
+	net->dest_minor = *minor;
 	net->lids_per_port = 1U << osm->subn.opt.lmc;
 	return 0;
 }
@@ -92,16 +98,18 @@ int oo_reach_lfts(struct osm_opensm *osm)
 	struct oo_glue_net gn;
 	struct oo_ca_ports ca;
 	uint16_t *sw_lid = NULL;
+	uint8_t *minor = NULL;
 	int ret;
 
 	memset(&gn, 0, sizeof(gn));
 	memset(&ca, 0, sizeof(ca));
-	ret = prepare_net(&net, &gn, &ca, &sw_lid, osm);
+	ret = prepare_net(&net, &gn, &ca, &sw_lid, &minor, osm);
 	if (!ret)
 		ret = oo_reach_fill(&net, &res);
 	oo_glue_net_free(&gn);
 	oo_ca_ports_free(&ca);
 	free(sw_lid);
+	free(minor);
 	if (ret) {
 		OSM_LOG(&osm->log, OSM_LOG_ERROR, "ERR 9F09: reach pass: %s; "
 			"the LFTs stay as the routing engine built them\n",
