@@ -585,6 +585,7 @@ static unsigned count_needed_holes(const struct oo_reach_net *net,
 	unsigned n = 0, o;
 	uint32_t d;
 
+	w->from = FROM_CAS;	/* any CA's traffic, SHARP nodes' too */
 	for (d = 0; d < net->num_dests; d++)
 		for (o = 0; o < net->lids_per_port; o++) {
 			unsigned lid = net->dest_lid[d] + o;
@@ -606,10 +607,10 @@ static unsigned count_needed_holes(const struct oo_reach_net *net,
  * their traffic runs into; then every hole left (a switch's own
  * management traffic).  A destination's fills in a pass stay or go
  * together, so the HCAs' holes are not put at stake with the SHARP
- * nodes'.  In each, the LIDs of the HCAs before those of the
- * SHARP nodes (order_dests()), and the base LIDs first, then each further
- * LID offset: the base-LID fills are then the same at every LMC wherever
- * the checks allow them.
+ * nodes'.  In each pass, the LIDs of the HCAs before those of the SHARP
+ * nodes (order_dests()), and the base LIDs first, then each further LID
+ * offset: the base-LID fills are then the same at every LMC wherever the
+ * checks allow them.
  */
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
@@ -640,7 +641,6 @@ int oo_reach_fill(const struct oo_reach_net *net,
 			res->cyclic |= one.cyclic;
 		}
 	}
-	w.from = FROM_CAS;
 	if (ret)
 		undo_fills(net, &w, 0);
 	else

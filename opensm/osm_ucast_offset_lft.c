@@ -67,8 +67,8 @@ struct oo_swinfo {
 	uint16_t remote[OO_PORTS];
 	int16_t slot[OO_PORTS];
 	uint8_t slot_port[OO_PORTS];	/* per up slot: its port (0: none) */
-	uint8_t lanes_align;	/* its slots run over its level's lanes
-				   (oo_lanes_align(), see sibling_lane()) */
+	uint8_t has_lanes;	/* its slots run over its level's lanes
+				   (slots_run_over_lanes()) */
 };
 
 struct oo_sw_index {
@@ -429,8 +429,12 @@ static int build_graph(struct oo_tree *t, struct oo_graph *gr)
 }
 
 /*
- * Whether the slots of a switch run over its level's lanes: the switch
- * behind each slot, checked once per switch by oo_lanes_align().
+ * Whether the up slots of a switch run over parallel lanes of its level,
+ * each lane a run of slots / lanes slots in the same parent order: the
+ * slots of a full switch, or of one that numbers the lanes its peers have
+ * (spines cabled to a window of the cores).  The slot count alone does not
+ * say so: oo_lanes_align() checks the switch behind each slot.  Worked
+ * out once per switch (oo_swinfo.has_lanes).
  */
 static int slots_run_over_lanes(const struct oo_tree *t,
 				const struct oo_swinfo *si)
@@ -441,6 +445,8 @@ static int slots_run_over_lanes(const struct oo_tree *t,
 	if (si->level >= t->num_levels || si->level >= OO_MAX_LEVELS ||
 	    si->slots > OO_MAX_SLOTS || si->slots > IB_NODE_NUM_PORTS_MAX)
 		return 0;	/* slot_port[] holds OO_PORTS entries */
+	if (si->slots != t->level_slots[si->level])
+		return 0;
 	for (s = 0; s < si->slots; s++)
 		parent[s] = si->slot_port[s] ? si->remote[si->slot_port[s]] : 0;
 	return oo_lanes_align(parent, si->slots, t->level_trunks[si->level]);
@@ -478,7 +484,7 @@ static int rank_switches(struct oo_build *b, struct oo_tree *t)
 	memcpy(t->level_slots, rt.level_slots, sizeof(t->level_slots));
 	memcpy(t->divisor, rt.divisor, sizeof(t->divisor));
 	for (i = 0; i < t->num_sw; i++)
-		t->info[i].lanes_align =
+		t->info[i].has_lanes =
 		    (uint8_t)slots_run_over_lanes(t, &t->info[i]);
 	for (i = 0; i < t->num_sw; i++)
 		if (gr.hosts[i] && t->info[i].level)
@@ -966,21 +972,6 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
 }
 
 /*
- * Whether the up slots of this switch run over parallel lanes of its
- * level, each lane a run of slots / lanes slots in the same parent order:
- * the slots of a full switch, or of one that numbers the lanes its peers
- * have (spines cabled to a window of the cores).  The slot count alone
- * does not say so (lanes_align checks the parents behind the slots).
- */
-static int has_lanes(const struct oo_build *b, const struct oo_swinfo *si)
-{
-	unsigned lanes = b->tree.level_trunks[si->level];
-
-	return lanes > 1 && si->slots == b->tree.level_slots[si->level] &&
-	    si->lanes_align;
-}
-
-/*
  * Whether a LID takes its slot among the plan's live ones (oo_live_slot())
  * rather than its own slot or a detour: where some slots of the plan are
  * dead at a level with one link per parent, the base LID at any level and
@@ -989,7 +980,7 @@ static int has_lanes(const struct oo_build *b, const struct oo_swinfo *si)
  * the other LIDs where they are, measured better (the NDR dump, the
  * SuperPOD analog); only further offsets there may follow their base LID
  * over the live slots (offsets_take_live_block()).  A switch whose slots
- * run over lanes (has_lanes()) is such a level even where its slot count
+ * run over lanes (has_lanes) is such a level even where its slot count
  * happens to equal the level's parents (the SuperPOD analog's pod spines:
  * 8 cores twice, among 16 nominal parents across the level); renumbering
  * there sent a LID to a different core from each pod.  Further offsets
@@ -1002,8 +993,7 @@ static int takes_live_slot(const struct oo_build *b,
 {
 	if (!pl->live || pl->live >= si->slots)
 		return 0;
-	if (b->tree.level_parents[si->level] != si->slots ||
-	    has_lanes(b, si))
+	if (b->tree.level_parents[si->level] != si->slots || si->has_lanes)
 		return 0;
 	return !lid_offset || !si->level;
 }
@@ -1033,7 +1023,7 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
  * missing): the same parent over another lane, so that it reaches the
  * switch its slot leads to at every peer and comes down the way the
  * others do (oo_sibling_lane()); -1 if there is none, or if this
- * switch's slots do not run over the level's lanes (has_lanes()).
+ * switch's slots do not run over the level's lanes (has_lanes).
  * At a leaf this puts two digits on one cable, and the random orders of
  * base traffic lose a little to the far detour's spread (the SuperPOD
  * analog 0.181 -> 0.173 in docs/fabrics.md), but the leaf order and the
@@ -1045,7 +1035,7 @@ static int sibling_lane(const struct oo_build *b, const struct oo_swinfo *si,
 {
 	int s;
 
-	if (!has_lanes(b, si))
+	if (!si->has_lanes)
 		return -1;
 	s = oo_sibling_lane(pl->by_slot, pl->cut, si->slots,
 			    b->tree.level_trunks[si->level], slot);
