@@ -43,6 +43,8 @@ struct oo_options {
 				   lower (default on) */
 	int reach_all;		/* fill the LFT entries up/down routing
 				   leaves empty, loop-free (default on) */
+	unsigned reach_vls;	/* virtual lanes the reach pass may put
+				   routes on (default 1: VL0 only) */
 };
 
 /*
@@ -59,6 +61,8 @@ struct oo_options {
  *	stock_guard	= on | off  (default on; also yes/no, true/false,
  *			  1/0)
  *	reach_all	= on | off  (default on; the same words)
+ *	reach_vls	= 1 .. 8  (default 1; virtual lanes the reach pass
+ *			  may put the routes it cannot fit on VL0 on)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -622,11 +626,50 @@ struct oo_reach_result {
 	unsigned left;		/* entries left empty */
 	unsigned left_ca;	/* of them, where traffic from a CA runs in */
 	int cyclic;		/* all fills at once would close a loop */
+	unsigned layered;	/* routes (switch, LID) put on an SL above 0 */
+	unsigned top_sl;	/* the highest SL given to a route */
 };
 
 /* Returns 0, or -1 (no memory) with the tables as they were. */
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res);
+
+/*
+ * The SL of the route from each switch to each LID, where the reach pass
+ * put routes on virtual lanes above VL0 (SL n travels on VL n).  A LID
+ * without a row, and every route of a row left at 0, stays on VL0.
+ */
+#define OO_MAX_REACH_VLS 8
+#define OO_SL_NO_ROW UINT32_MAX
+
+struct oo_sl_map {
+	unsigned num_sw;
+	unsigned max_lid;	/* LIDs row covers */
+	uint32_t *row;		/* per LID: its row in sl, or OO_SL_NO_ROW */
+	uint8_t *sl;		/* num_rows rows of num_sw SLs */
+	unsigned num_rows;
+	unsigned max_rows;
+};
+
+/*
+ * oo_reach_fill() with up to vls virtual lanes (1..OO_MAX_REACH_VLS): after
+ * the loop-free passes on VL0, each LID still with holes is filled toward
+ * a turn switch all the same, and every route that only the new entries
+ * deliver (from a switch that did not reach the LID before) is given the
+ * lowest SL above 0 on whose lane the dependencies of the routes given it
+ * stay acyclic.  A LID whose new routes do not all find a lane gets no
+ * fill.  The routes that reached the LID before keep their way and VL0.
+ * map (empty on entry; oo_sl_map_free() it) gets the SLs.  vls 1: no
+ * layered pass, exactly oo_reach_fill().  Returns 0, or -1 (no memory)
+ * with the tables as they were and map empty.
+ */
+int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
+		      struct oo_reach_result *res, struct oo_sl_map *map);
+
+/* The SL of the route from switch sw to lid (0 outside the map). */
+uint8_t oo_sl_map_get(const struct oo_sl_map *map, uint32_t sw,
+		      unsigned lid);
+void oo_sl_map_free(struct oo_sl_map *map);
 
 /*
  * Whether the channel dependencies of the tables (every LID from every
@@ -664,6 +707,20 @@ int oo_cdg_init(struct oo_cdg *g, const struct oo_reach_net *net);
  * memory (none added).
  */
 int oo_cdg_add_lid(struct oo_cdg *g, unsigned lid);
+
+/* No dependencies yet: 0, or -1 (no memory, nothing left allocated). */
+int oo_cdg_init_empty(struct oo_cdg *g, const struct oo_reach_net *net);
+
+/*
+ * Routes one at a time, taken back together: oo_cdg_begin() starts a set,
+ * oo_cdg_add_route() adds the dependencies of the route from switch s to
+ * lid as the tables have it (1 done, 0 it would close a cycle, -1 no
+ * memory: that route's taken back, the set's earlier ones kept), and
+ * oo_cdg_rollback() takes back every route added since oo_cdg_begin().
+ */
+void oo_cdg_begin(struct oo_cdg *g);
+int oo_cdg_add_route(struct oo_cdg *g, uint32_t s, unsigned lid);
+void oo_cdg_rollback(struct oo_cdg *g);
 void oo_cdg_free(struct oo_cdg *g);
 
 #endif				/* OSMOFFSET_H */

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "osmoffset.h"
+
 struct osm_opensm;
 struct osm_switch;
 
@@ -136,11 +138,33 @@ unsigned oo_glue_ca_ports(struct osm_opensm *osm, int with_sharp,
 			  struct oo_ca_ports *ca);
 
 /*
+ * The SLs the reach pass gave routes on lanes above VL0, as the path SL
+ * and SL2VL hooks look them up: lanes 1 while none is in use (the hooks
+ * then leave OpenSM's own SLs and tables alone).
+ */
+struct oo_path_sls {
+	struct oo_sl_map map;
+	unsigned lanes;		/* VLs in use: 1 + the highest SL given */
+	unsigned max_lid;	/* LIDs sw_of_lid covers */
+	uint32_t *sw_of_lid;	/* per LID: the switch a packet from it
+				   starts at, or OO_EVAL_NONE */
+	uint64_t *sw_guid;	/* per switch: its node GUID, host order */
+};
+
+/*
  * The reach pass (osm_ucast_offset_reach.c): fill the new LFT entries
  * up/down routing left empty, where that closes no credit loop (see
- * oo_reach_fill()).  Returns 0, or -1 (no memory, logged) with the
- * tables as they were.
+ * oo_reach_fill()); with vls > 1, OpenSM's QoS on and as many data VLs
+ * on every port, the holes left on lanes above VL0 (oo_reach_fill_vls()),
+ * their SLs into *sls (emptied first).  Returns 0, or -1 (no memory,
+ * logged) with the tables as they were and *sls empty.
  */
-int oo_reach_lfts(struct osm_opensm *osm);
+int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
+		  struct oo_path_sls *sls);
+
+/* The SL of the route from slid to dlid (host order): 0 off the map. */
+uint8_t oo_path_sl(const struct oo_path_sls *sls, uint16_t slid,
+		   uint16_t dlid);
+void oo_path_sls_free(struct oo_path_sls *sls);
 
 #endif				/* OSMOFFSET_GLUE_H */

@@ -149,7 +149,8 @@ void oo_cdg_free(struct oo_cdg *g)
 	memset(g, 0, sizeof(*g));
 }
 
-int oo_cdg_init(struct oo_cdg *g, const struct oo_reach_net *net)
+/* Room for the channels of net and their dependencies: 0, or -1. */
+static int cdg_alloc(struct oo_cdg *g, const struct oo_reach_net *net)
 {
 	size_t n;
 
@@ -169,8 +170,22 @@ int oo_cdg_init(struct oo_cdg *g, const struct oo_reach_net *net)
 		oo_cdg_free(g);
 		return -1;
 	}
+	return 0;
+}
+
+int oo_cdg_init(struct oo_cdg *g, const struct oo_reach_net *net)
+{
+	if (cdg_alloc(g, net))
+		return -1;
 	mark_dependencies(g);
 	return order_channels(g);
+}
+
+int oo_cdg_init_empty(struct oo_cdg *g, const struct oo_reach_net *net)
+{
+	if (cdg_alloc(g, net))
+		return -1;
+	return order_channels(g) ? 0 : -1;
 }
 
 /*
@@ -318,6 +333,31 @@ static int remember(struct oo_cdg *g, size_t b)
 	return 0;
 }
 
+/*
+ * Add dependency b unless it is there: 1 (added or there), 0 it would
+ * close a cycle, -1 no memory; what is added is remembered in g->added.
+ */
+static int add_new_dependency(struct oo_cdg *g, size_t b)
+{
+	if (dep_set(g, b))
+		return 1;
+	if (remember(g, b))
+		return -1;
+	if (!add_dependency(g, b)) {
+		g->num_added--;
+		return 0;
+	}
+	return 1;
+}
+
+/* Take back the dependencies remembered since position from. */
+static void take_back(struct oo_cdg *g, size_t from)
+{
+	/* taking dependencies away keeps the order */
+	while (g->num_added > from)
+		dep_flip(g, g->added[--g->num_added]);
+}
+
 int oo_cdg_add_lid(struct oo_cdg *g, unsigned lid)
 {
 	uint32_t s;
@@ -327,20 +367,46 @@ int oo_cdg_add_lid(struct oo_cdg *g, unsigned lid)
 	for (s = 0; s < g->net->num_sw && ok > 0; s++) {
 		size_t b;
 
-		if (!lid_dependency(g, s, lid, &b) || dep_set(g, b))
-			continue;
-		if (remember(g, b))
-			ok = -1;
-		else if (!add_dependency(g, b)) {
-			g->num_added--;
-			ok = 0;
-		}
+		if (lid_dependency(g, s, lid, &b))
+			ok = add_new_dependency(g, b);
 	}
 	if (ok <= 0)
-		/* taking dependencies away keeps the order */
-		while (g->num_added)
-			dep_flip(g, g->added[--g->num_added]);
+		take_back(g, 0);
 	return ok;
+}
+
+void oo_cdg_begin(struct oo_cdg *g)
+{
+	g->num_added = 0;
+}
+
+int oo_cdg_add_route(struct oo_cdg *g, uint32_t s, unsigned lid)
+{
+	size_t from = g->num_added;
+	unsigned hops;
+	int ok = 1;
+
+	for (hops = 0; hops <= g->net->num_sw && ok > 0; hops++) {
+		const struct oo_reach_net *net = g->net;
+		uint8_t p = entry(net, s, lid);
+		size_t b;
+
+		if (!valid_port(net, p))
+			break;
+		if (lid_dependency(g, s, lid, &b))
+			ok = add_new_dependency(g, b);
+		s = net->next[(size_t)s * net->stride + p];
+		if (s == OO_EVAL_NONE)
+			break;
+	}
+	if (ok <= 0)
+		take_back(g, from);
+	return ok;
+}
+
+void oo_cdg_rollback(struct oo_cdg *g)
+{
+	take_back(g, 0);
 }
 
 int oo_reach_acyclic(const struct oo_reach_net *net)

@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -100,6 +101,7 @@ static const char *own_key(const char *key)
 #define SEEN_HOPS 0x2
 #define SEEN_GUARD 0x4
 #define SEEN_REACH 0x8
+#define SEEN_VLS 0x10
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -180,6 +182,31 @@ static int parse_on_off(const char *key, const char *value, int bit,
 	return 0;
 }
 
+/* reach_vls: a whole number of virtual lanes, 1 to OO_MAX_REACH_VLS. */
+static int parse_reach_vls(const char *value, struct oo_options *opts,
+			   int *seen, char *err, size_t err_len)
+{
+	char *end;
+	unsigned long n = strtoul(value, &end, 10);
+
+	if (!isdigit((unsigned char)value[0]) || *end || n < 1 ||
+	    n > OO_MAX_REACH_VLS) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "reach_vls value '%s' is not a number of virtual "
+			 "lanes from 1 to %d", value, OO_MAX_REACH_VLS);
+		return -1;
+	}
+	if ((*seen & SEEN_VLS) && n != opts->reach_vls) {
+		snprintf(err, err_len, "event_plugin_options: "
+			 "reach_vls is given twice, as %u and as %lu",
+			 opts->reach_vls, n);
+		return -1;
+	}
+	*seen |= SEEN_VLS;
+	opts->reach_vls = (unsigned)n;
+	return 0;
+}
+
 static int parse_token(char *token, struct oo_options *opts, int *seen,
 		       char *err, size_t err_len)
 {
@@ -207,9 +234,11 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (!strcasecmp(key, "reach_all"))
 		return parse_on_off("reach_all", value, SEEN_REACH,
 				    &opts->reach_all, seen, err, err_len);
+	if (!strcasecmp(key, "reach_vls"))
+		return parse_reach_vls(value, opts, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
-		 "reach_all)", token);
+		 "reach_all, reach_vls)", token);
 	return -1;
 }
 
@@ -219,6 +248,7 @@ static void set_defaults(struct oo_options *opts)
 	opts->hop_tables = OO_HOPS_FAST;
 	opts->stock_guard = 1;
 	opts->reach_all = 1;
+	opts->reach_vls = 1;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

@@ -47,6 +47,8 @@ struct reach_work {
 	uint32_t num_minor;	/* SHARP nodes among them */
 	uint8_t *need;		/* per switch, for the LID at hand: a hole
 				   that traffic from a CA runs into */
+	uint8_t *was_ok;	/* per switch: reached the LID before its
+				   layered fills */
 	uint8_t *holes_at;	/* per LID: some switch has no entry */
 	unsigned max_lid;	/* LIDs in holes_at */
 	int from;		/* enum fill_from of the pass */
@@ -402,6 +404,7 @@ static void free_work(struct reach_work *w)
 	free(w->order);
 	free(w->need);
 	free(w->holes_at);
+	free(w->was_ok);
 	free(w->fills);
 }
 
@@ -527,10 +530,11 @@ static int fill_one_by_one(const struct oo_reach_net *net,
 		return ok < 0 ? -1 : 0;
 	}
 	for (i = 0; i < net->num_dests && ok >= 0; i++) {
-		struct oo_reach_result one = { 0, 0, 0, 0, 0 };
+		struct oo_reach_result one;
 		size_t start = w->num_fills;
 		uint32_t d = w->order[i];
 
+		memset(&one, 0, sizeof(one));
 		res->lids += fill_dest(net, w, d, offset, &one);
 		res->left += one.left;
 		if (!one.filled)
@@ -598,6 +602,227 @@ static unsigned count_needed_holes(const struct oo_reach_net *net,
 	return n;
 }
 
+/**********************************************************************
+ * The layered pass: the holes left, on virtual lanes above VL0
+ **********************************************************************/
+
+uint8_t oo_sl_map_get(const struct oo_sl_map *map, uint32_t sw,
+		      unsigned lid)
+{
+	uint32_t r;
+
+	if (!map->row || lid >= map->max_lid || sw >= map->num_sw)
+		return 0;
+	r = map->row[lid];
+	return r == OO_SL_NO_ROW ? 0 : map->sl[(size_t)r * map->num_sw + sw];
+}
+
+void oo_sl_map_free(struct oo_sl_map *map)
+{
+	free(map->row);
+	free(map->sl);
+	memset(map, 0, sizeof(*map));
+}
+
+static int sl_map_init(struct oo_sl_map *map, unsigned num_sw,
+		       unsigned max_lid)
+{
+	unsigned lid;
+
+	memset(map, 0, sizeof(*map));
+	map->row = malloc(sizeof(*map->row) * (max_lid + 1));
+	if (!map->row)
+		return -1;
+	for (lid = 0; lid <= max_lid; lid++)
+		map->row[lid] = OO_SL_NO_ROW;
+	map->num_sw = num_sw;
+	map->max_lid = max_lid;
+	return 0;
+}
+
+/* A new row of SLs for lid, all 0: its index, or OO_SL_NO_ROW. */
+static uint32_t add_sl_row(struct oo_sl_map *map, unsigned lid)
+{
+	if (map->num_rows == map->max_rows) {
+		unsigned max = 2 * map->max_rows + 16;
+		uint8_t *more = realloc(map->sl, (size_t)max * map->num_sw);
+
+		if (!more)
+			return OO_SL_NO_ROW;
+		map->sl = more;
+		map->max_rows = max;
+	}
+	memset(map->sl + (size_t)map->num_rows * map->num_sw, 0,
+	       map->num_sw);
+	map->row[lid] = map->num_rows;
+	return map->num_rows++;
+}
+
+/* Take back the row add_sl_row() gave lid last. */
+static void drop_sl_row(struct oo_sl_map *map, unsigned lid)
+{
+	map->num_rows--;
+	map->row[lid] = OO_SL_NO_ROW;
+}
+
+/* The virtual lanes above VL0: the dependencies of each one's routes. */
+struct lanes {
+	struct oo_cdg cdg[OO_MAX_REACH_VLS];	/* [0] unused */
+	unsigned vls;
+};
+
+/*
+ * The lowest lane above VL0 that takes the route from s to lid with its
+ * dependencies acyclic: the lane, 0 if none does, -1 with no memory.
+ */
+static int lane_for_route(struct lanes *ln, uint32_t s, unsigned lid)
+{
+	unsigned k;
+
+	for (k = 1; k < ln->vls; k++) {
+		int ok = oo_cdg_add_route(&ln->cdg[k], s, lid);
+
+		if (ok)
+			return ok < 0 ? -1 : (int)k;
+	}
+	return 0;
+}
+
+/*
+ * Give each route to lid that only its new fills deliver (from a switch
+ * that did not reach lid before them) a lane.  Returns the routes placed,
+ * 0 when one finds no lane (every lane and the map as they were), -1
+ * with no memory (the same).
+ */
+static int place_routes(const struct oo_reach_net *net,
+			const struct reach_work *w, struct lanes *ln,
+			unsigned lid, struct oo_sl_map *map, unsigned *top)
+{
+	uint32_t row = add_sl_row(map, lid), s;
+	unsigned k, top_here = 0;
+	int placed = 0, lane = 1;
+
+	if (row == OO_SL_NO_ROW)
+		return -1;
+	for (k = 1; k < ln->vls; k++)
+		oo_cdg_begin(&ln->cdg[k]);
+	for (s = 0; s < net->num_sw && lane > 0; s++) {
+		if (w->state[s] != WALK_OK || w->was_ok[s])
+			continue;
+		lane = lane_for_route(ln, s, lid);
+		if (lane <= 0)
+			break;
+		map->sl[(size_t)row * map->num_sw + s] = (uint8_t)lane;
+		if ((unsigned)lane > top_here)
+			top_here = (unsigned)lane;
+		placed++;
+	}
+	if (lane <= 0) {
+		for (k = 1; k < ln->vls; k++)
+			oo_cdg_rollback(&ln->cdg[k]);
+		drop_sl_row(map, lid);
+		return lane;
+	}
+	if (!placed)
+		drop_sl_row(map, lid);
+	if (top_here > *top)
+		*top = top_here;
+	return placed;
+}
+
+/*
+ * Fill the holes of one LID of dest through any turn and put the routes
+ * the fills make on lanes above VL0; the fills stay only if every such
+ * route gets one.  Returns 0, or -1 with no memory (this LID's fills
+ * undone).
+ */
+static int fill_dest_layered(const struct oo_reach_net *net,
+			     struct reach_work *w, struct lanes *ln,
+			     uint32_t dest, unsigned lid,
+			     struct oo_reach_result *res,
+			     struct oo_sl_map *map)
+{
+	size_t start = w->num_fills;
+	unsigned filled, left = 0;
+	uint32_t s;
+	int had = 0, placed;
+
+	walk_all(net, w, dest, lid);
+	for (s = 0; s < net->num_sw; s++)
+		w->was_ok[s] = w->state[s] == WALK_OK;
+	filled = fill_lid(net, w, dest, lid, &left, &had);
+	if (!filled)
+		return 0;
+	placed = place_routes(net, w, ln, lid, map, &res->top_sl);
+	if (placed <= 0) {
+		undo_fills(net, w, start);
+		return placed;
+	}
+	res->filled += filled;
+	res->layered += (unsigned)placed;
+	return 0;
+}
+
+/* The holes no route runs past any more are left out of the count. */
+static unsigned count_holes_left(const struct oo_reach_net *net,
+				 struct reach_work *w)
+{
+	unsigned n = 0, o;
+	uint32_t d;
+
+	memset(w->need, 0, net->num_sw);
+	for (d = 0; d < net->num_dests; d++)
+		for (o = 0; o < net->lids_per_port; o++) {
+			unsigned lid = net->dest_lid[d] + o;
+
+			if (lid >= w->max_lid || !w->holes_at[lid])
+				continue;
+			walk_all(net, w, d, lid);
+			n += add_other_holes(net, w, lid, 0);
+		}
+	return n;
+}
+
+/*
+ * After the loop-free passes: the holes left, each LID toward its own
+ * best turn switch, base LIDs first, the HCAs' before the SHARP nodes'.
+ * Returns 0, or -1 with no memory.
+ */
+static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
+			unsigned vls, struct oo_reach_result *res,
+			struct oo_sl_map *map)
+{
+	struct lanes ln;
+	unsigned k, o, i;
+	int ret = 0;
+
+	memset(&ln, 0, sizeof(ln));
+	w->was_ok = calloc(net->num_sw + 1, 1);
+	if (!w->was_ok || sl_map_init(map, net->num_sw, w->max_lid))
+		return -1;
+	for (ln.vls = 1; ln.vls < vls; ln.vls++)
+		if (oo_cdg_init_empty(&ln.cdg[ln.vls], net)) {
+			ret = -1;
+			break;
+		}
+	w->from = FROM_ANY;
+	w->sticky = 0;
+	w->turn = OO_EVAL_NONE;
+	for (o = 0; o < net->lids_per_port && !ret; o++)
+		for (i = 0; i < net->num_dests && !ret; i++) {
+			uint32_t d = w->order[i];
+			unsigned lid = net->dest_lid[d] + o;
+
+			if (lid < w->max_lid && w->holes_at[lid])
+				ret = fill_dest_layered(net, w, &ln, d, lid,
+							res, map);
+		}
+	for (k = 1; k < ln.vls; k++)
+		oo_cdg_free(&ln.cdg[k]);
+	res->left = count_holes_left(net, w);
+	return ret;
+}
+
 /*
  * Passes in order of need, so that what matters most comes first
  * wherever fills compete for the channel dependencies a loop-free set
@@ -610,16 +835,19 @@ static unsigned count_needed_holes(const struct oo_reach_net *net,
  * nodes'.  In each pass, the LIDs of the HCAs before those of the SHARP
  * nodes (order_dests()), and the base LIDs first, then each further LID
  * offset: the base-LID fills are then the same at every LMC wherever the
- * checks allow them.
+ * checks allow them.  With more than one virtual lane, the layered pass
+ * (fill_layered()) then takes the holes left.
  */
-int oo_reach_fill(const struct oo_reach_net *net,
-		  struct oo_reach_result *res)
+int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
+		      struct oo_reach_result *res, struct oo_sl_map *map)
 {
 	struct reach_work w;
 	unsigned o;
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
+	if (map)
+		memset(map, 0, sizeof(*map));
 	if (!net->num_sw || !net->stride)
 		return 0;
 	if (init_work(net, &w))
@@ -641,10 +869,22 @@ int oo_reach_fill(const struct oo_reach_net *net,
 			res->cyclic |= one.cyclic;
 		}
 	}
-	if (ret)
+	if (!ret && map && vls > 1 && res->left)
+		ret = fill_layered(net, &w, vls < OO_MAX_REACH_VLS ? vls :
+				   OO_MAX_REACH_VLS, res, map);
+	if (ret) {
 		undo_fills(net, &w, 0);
-	else
+		if (map)
+			oo_sl_map_free(map);
+	} else {
 		res->left_ca = count_needed_holes(net, &w);
+	}
 	free_work(&w);
 	return ret;
+}
+
+int oo_reach_fill(const struct oo_reach_net *net,
+		  struct oo_reach_result *res)
+{
+	return oo_reach_fill_vls(net, 1, res, NULL);
 }

@@ -57,6 +57,8 @@ struct oo_plugin {
 	void *stock_ctx;
 	/* this routing's updn hop tables are over roots we completed */
 	int roots_completed;
+	/* the SLs of the routes the reach pass put above VL0 */
+	struct oo_path_sls sls;
 };
 
 /* What a wrapped engine keeps of itself. */
@@ -146,11 +148,16 @@ static int wrap_ucast_build_fwd_tables(void *context)
 	struct oo_wrap *w = context;
 	struct oo_plugin *plugin = w->plugin;
 
+	/* no route of these tables is on a lane above VL0 unless the reach
+	   pass puts it there */
+	oo_path_sls_free(&plugin->sls);
 	if (plugin->opts.rule != OO_RULE_OFF) {
 		if (!build_guarded(plugin)) {
 			/* whichever tables stay: fill what updn left empty */
 			if (plugin->opts.reach_all)
-				oo_reach_lfts(plugin->osm);
+				oo_reach_lfts(plugin->osm,
+					      plugin->opts.reach_vls,
+					      &plugin->sls);
 			return 0;
 		}
 		OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F04: "
@@ -205,6 +212,44 @@ static uint8_t wrap_path_sl(void *context, IN uint8_t path_sl_hint,
 	return w->orig.path_sl(w->orig.context, path_sl_hint, slid, dlid);
 }
 
+/*
+ * The path SL and SL2VL hooks of reach_vls, for engines without their own
+ * (updn and minhop have none).  While no route is on a lane above VL0
+ * they leave OpenSM's SL and tables as they are.  Otherwise every route
+ * gets SL 0 or the lane the reach pass put it on, and SL n travels on VL
+ * n (any higher SL on VL0): the SLs of a QoS policy give way, as with the
+ * engines that route over several lanes (dfsssp, lash).
+ */
+static uint8_t reach_path_sl(void *context, IN uint8_t path_sl_hint,
+			     IN const ib_net16_t slid,
+			     IN const ib_net16_t dlid)
+{
+	struct oo_wrap *w = context;
+	const struct oo_path_sls *sls = &w->plugin->sls;
+
+	if (sls->lanes <= 1)
+		return path_sl_hint;
+	return oo_path_sl(sls, cl_ntoh16(slid), cl_ntoh16(dlid));
+}
+
+static void reach_update_sl2vl(void *context, IN osm_physp_t *port,
+			       IN uint8_t in_port_num,
+			       IN uint8_t out_port_num,
+			       IN OUT ib_slvl_table_t *t)
+{
+	struct oo_wrap *w = context;
+	unsigned lanes = w->plugin->sls.lanes;
+	uint8_t sl;
+
+	(void)port;
+	(void)in_port_num;
+	(void)out_port_num;
+	if (lanes <= 1)
+		return;
+	for (sl = 0; sl < IB_MAX_NUM_VLS; sl++)
+		ib_slvl_table_set(t, sl, sl < lanes ? sl : 0);
+}
+
 static ib_api_status_t wrap_mcast_build_stree(void *context,
 					      IN OUT osm_mgrp_box_t *mgb)
 {
@@ -257,10 +302,14 @@ static int wrap_engine(struct oo_plugin *plugin, osm_routing_engine_t *re)
 		re->ucast_dump_tables = wrap_ucast_dump_tables;
 	if (re->update_sl2vl)
 		re->update_sl2vl = wrap_update_sl2vl;
+	else if (plugin->opts.reach_vls > 1 && plugin->opts.reach_all)
+		re->update_sl2vl = reach_update_sl2vl;
 	if (re->update_vlarb)
 		re->update_vlarb = wrap_update_vlarb;
 	if (re->path_sl)
 		re->path_sl = wrap_path_sl;
+	else if (plugin->opts.reach_vls > 1 && plugin->opts.reach_all)
+		re->path_sl = reach_path_sl;
 	if (re->mcast_build_stree)
 		re->mcast_build_stree = wrap_mcast_build_stree;
 	re->destroy = wrap_destroy;
@@ -328,6 +377,7 @@ static void *oo_create(struct osm_opensm *osm)
 		return NULL;
 	}
 	plugin->osm = osm;
+	plugin->sls.lanes = 1;
 
 	if (oo_options_parse(osm->subn.opt.event_plugin_options,
 			     &plugin->opts, err, sizeof(err)))
@@ -342,7 +392,11 @@ static void *oo_create(struct osm_opensm *osm)
 
 static void oo_delete(void *plugin_data)
 {
-	free(plugin_data);
+	struct oo_plugin *plugin = plugin_data;
+
+	if (plugin)
+		oo_path_sls_free(&plugin->sls);
+	free(plugin);
 }
 
 static void oo_report(void *plugin_data, osm_epi_event_id_t event_id,

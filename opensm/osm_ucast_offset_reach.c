@@ -7,14 +7,19 @@
  * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
  *
  * Hands the switches' new LFTs, their links and the CA ports to
- * oo_reach_fill() (osm_offset_reach.c), which fills the entries up/down
- * routing left empty where that closes no credit loop.
+ * oo_reach_fill_vls() (osm_offset_reach.c), which fills the entries
+ * up/down routing left empty where that closes no credit loop, and, when
+ * reach_vls allows more virtual lanes than VL0, the rest with the SL of
+ * each route it puts on a lane above VL0.  Keeps those SLs for the path
+ * SL hook and writes them out for the analysers (osmoffset-path-sl.dump).
  */
 
 #if HAVE_CONFIG_H
 #  include <config.h>
 #endif
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,9 +93,135 @@ static void log_result(osm_log_t *log, const struct oo_reach_result *res,
 		res->left, res->left_ca, res->cyclic ? " (all turns at once "
 		"would have closed a credit loop; only loop-free ones kept)" :
 		"", cpu);
+	if (res->layered)
+		OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u routes "
+			"(switch, LID) put on virtual lanes 1-%u; their path "
+			"records carry SL 1-%u, every other route SL 0\n",
+			res->layered, res->top_sl, res->top_sl);
 }
 
-int oo_reach_lfts(struct osm_opensm *osm)
+void oo_path_sls_free(struct oo_path_sls *sls)
+{
+	oo_sl_map_free(&sls->map);
+	free(sls->sw_of_lid);
+	free(sls->sw_guid);
+	memset(sls, 0, sizeof(*sls));
+	sls->lanes = 1;
+}
+
+uint8_t oo_path_sl(const struct oo_path_sls *sls, uint16_t slid,
+		   uint16_t dlid)
+{
+	if (sls->lanes <= 1 || slid >= sls->max_lid ||
+	    sls->sw_of_lid[slid] == OO_EVAL_NONE)
+		return 0;
+	return oo_sl_map_get(&sls->map, sls->sw_of_lid[slid], dlid);
+}
+
+/*
+ * Where each LID's packets start: a CA's LIDs at its switch, a switch's
+ * own LID at that switch.  Returns 0, or -1 with no memory.
+ */
+static int index_sources(struct oo_path_sls *sls,
+			 const struct oo_reach_net *net,
+			 const struct oo_glue_net *gn)
+{
+	unsigned len = 0, lid, o;
+	uint32_t s, d;
+
+	for (s = 0; s < net->num_sw; s++)
+		if (net->lft_len[s] > len)
+			len = net->lft_len[s];
+	sls->sw_of_lid = malloc(sizeof(*sls->sw_of_lid) * (len + 1));
+	sls->sw_guid = calloc(net->num_sw + 1, sizeof(*sls->sw_guid));
+	if (!sls->sw_of_lid || !sls->sw_guid)
+		return -1;
+	for (lid = 0; lid <= len; lid++)
+		sls->sw_of_lid[lid] = OO_EVAL_NONE;
+	sls->max_lid = len;
+	for (s = 0; s < net->num_sw; s++) {
+		sls->sw_guid[s] = cl_ntoh64(osm_node_get_node_guid(
+						gn->sw[s]->p_node));
+		if (net->sw_lid[s] && net->sw_lid[s] < len)
+			sls->sw_of_lid[net->sw_lid[s]] = s;
+	}
+	for (d = 0; d < net->num_dests; d++)
+		for (o = 0; o < net->lids_per_port; o++) {
+			lid = net->dest_lid[d] + o;
+			if (lid < len)
+				sls->sw_of_lid[lid] = net->dest_sw[d];
+		}
+	return 0;
+}
+
+/*
+ * The virtual lanes the reach pass may use: reach_vls, as far as every
+ * port has data VLs for them, and only with OpenSM's QoS on (else the
+ * SL2VL tables the lanes need are never set).
+ */
+static unsigned usable_lanes(osm_opensm_t *osm, unsigned vls)
+{
+	unsigned have = osm->subn.min_data_vls;
+
+	if (vls <= 1)
+		return 1;
+	if (!osm->subn.opt.qos) {
+		OSM_LOG(&osm->log, OSM_LOG_ERROR, "ERR 9F0B: reach_vls=%u "
+			"needs OpenSM's QoS (qos TRUE, or opensm -Q): only "
+			"then are the SL2VL tables set up; the reach pass "
+			"keeps to VL0\n", vls);
+		return 1;
+	}
+	if (osm->subn.min_sw_data_vls < have)
+		have = osm->subn.min_sw_data_vls;
+	if (have < vls) {
+		OSM_LOG(&osm->log, have < 2 ? OSM_LOG_ERROR : OSM_LOG_INFO,
+			"%sosmoffset: reach_vls=%u, but some port has only "
+			"%u data VLs (max_op_vls %u); the reach pass uses "
+			"%u\n", have < 2 ? "ERR 9F0C: " : "", vls, have,
+			osm->subn.opt.max_op_vls, have < 2 ? 1 : have);
+		vls = have < 2 ? 1 : have;
+	}
+	return vls;
+}
+
+/*
+ * osmoffset-path-sl.dump in OpenSM's dump directory, when OpenSM writes
+ * its routing dumps: the SL of every route the reach pass put above VL0,
+ * by the switch it starts at (a CA's routes start at its switch).
+ */
+static void dump_path_sls(osm_opensm_t *osm, const struct oo_path_sls *sls)
+{
+	const struct oo_sl_map *m = &sls->map;
+	char path[4096];
+	unsigned lid;
+	uint32_t s;
+	FILE *f;
+
+	if (!osm_log_is_active(&osm->log, OSM_LOG_ROUTING))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", osm->subn.opt.dump_files_dir,
+		 "osmoffset-path-sl.dump");
+	f = fopen(path, "w");
+	if (!f) {
+		OSM_LOG(&osm->log, OSM_LOG_ERROR, "ERR 9F0D: cannot write "
+			"%s: %m\n", path);
+		return;
+	}
+	fprintf(f, "# osmoffset: routes the reach pass put on virtual lanes "
+		"above VL0\n# every other route has SL 0; SL n travels on VL n"
+		"\n# lanes %u\n# switch_guid dlid sl\n", sls->lanes);
+	for (lid = 1; m->row && lid < m->max_lid; lid++)
+		for (s = 0; m->row[lid] != OO_SL_NO_ROW && s < m->num_sw; s++)
+			if (oo_sl_map_get(m, s, lid))
+				fprintf(f, "0x%016" PRIx64 " %u %u\n",
+					sls->sw_guid[s], lid,
+					oo_sl_map_get(m, s, lid));
+	fclose(f);
+}
+
+int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
+		  struct oo_path_sls *sls)
 {
 	double cpu = oo_thread_cpu_seconds();
 	struct oo_reach_net net;
@@ -99,23 +230,37 @@ int oo_reach_lfts(struct osm_opensm *osm)
 	struct oo_ca_ports ca;
 	uint16_t *sw_lid = NULL;
 	uint8_t *minor = NULL;
+	unsigned asked = vls;
 	int ret;
 
+	oo_path_sls_free(sls);
+	vls = usable_lanes(osm, asked);
 	memset(&gn, 0, sizeof(gn));
 	memset(&ca, 0, sizeof(ca));
 	ret = prepare_net(&net, &gn, &ca, &sw_lid, &minor, osm);
+	/* where the routes start, before any fill that needs an SL */
+	if (!ret && vls > 1)
+		ret = index_sources(sls, &net, &gn);
 	if (!ret)
-		ret = oo_reach_fill(&net, &res);
+		ret = oo_reach_fill_vls(&net, vls, &res, &sls->map);
+	if (!ret && res.layered)
+		sls->lanes = res.top_sl + 1;
 	oo_glue_net_free(&gn);
 	oo_ca_ports_free(&ca);
 	free(sw_lid);
 	free(minor);
 	if (ret) {
+		oo_path_sls_free(sls);
 		OSM_LOG(&osm->log, OSM_LOG_ERROR, "ERR 9F09: reach pass: %s; "
 			"the LFTs stay as the routing engine built them\n",
 			ret < 0 ? "no memory" : "a switch without an LFT");
 		return -1;
 	}
+	if (!res.layered)
+		oo_path_sls_free(sls);
 	log_result(&osm->log, &res, oo_thread_cpu_seconds() - cpu);
+	/* even when no lane could be used: no stale SLs left in the dump */
+	if (asked > 1)
+		dump_path_sls(osm, sls);
 	return 0;
 }

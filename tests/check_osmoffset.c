@@ -1922,9 +1922,9 @@ struct reach_model {
 	uint8_t *rows[RN_SW];
 	unsigned len[RN_SW];
 	uint16_t sw_lid[RN_SW];
-	uint32_t dest_sw[3];
-	uint8_t dest_port[3];
-	uint16_t dest_lid[3];
+	uint32_t dest_sw[4];
+	uint8_t dest_port[4];
+	uint16_t dest_lid[4];
 	struct oo_reach_net net;
 };
 
@@ -2145,6 +2145,150 @@ START_TEST(reach_all_option)
 	parse_bad("reach_all=on reach_all=off", "reach_all is given twice");
 }
 END_TEST
+
+/*
+ * The reach model with the hosts crossing over (L0 sends h1 over S0, L1
+ * sends h0 over S1) and a second management HCA m1 on S1 port 3 (it takes
+ * S1's LID 4), which S0 sends down to L1 and L1 up to S1.  S1 has no entry
+ * for m; L1 has no LID of its own, so only L0 can be its turn switch, and
+ * S1 -> L0 -> S0 closes the ring L0 -> S0 -> L1 -> S1 -> L0 (see
+ * reach_finds_credit_loops) on one lane.
+ */
+static void reach_model_crossed(struct reach_model *m)
+{
+	reach_model_init(m);
+	m->lft[0][6] = 3;
+	m->lft[1][5] = 4;
+	m->lft[2][4] = 2;
+	m->lft[3][4] = 3;
+	m->sw_lid[1] = 0;
+	m->dest_sw[3] = 3;
+	m->dest_port[3] = 3;
+	m->dest_lid[3] = 4;
+	m->net.num_dests = 4;
+}
+
+START_TEST(reach_puts_a_turn_that_closes_a_loop_on_vl1)
+{
+	struct reach_model m, one;
+	struct oo_reach_result res;
+	struct oo_sl_map map;
+	struct oo_cdg g;
+	unsigned s, lid;
+
+	/* one lane: the hole stays */
+	reach_model_crossed(&one);
+	ck_assert_int_eq(oo_reach_fill(&one.net, &res), 0);
+	ck_assert_uint_eq(res.left, 1);
+	ck_assert_uint_eq(res.layered, 0);
+	ck_assert_uint_eq(one.lft[3][7], OO_LFT_NONE);
+	/* two lanes: S1 sends m down to L0, and that route takes SL 1 */
+	reach_model_crossed(&m);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 2, &res, &map), 0);
+	ck_assert_uint_eq(res.left, 0);
+	ck_assert_uint_eq(res.left_ca, 0);
+	ck_assert_uint_eq(res.filled, 1);
+	ck_assert_uint_eq(res.layered, 1);
+	ck_assert_uint_eq(res.top_sl, 1);
+	ck_assert_uint_eq(m.lft[3][7], 1);
+	for (s = 0; s < RN_SW; s++)
+		for (lid = 0; lid < RN_LIDS; lid++) {
+			ck_assert_uint_eq(oo_sl_map_get(&map, s, lid),
+					  s == 3 && lid == 7);
+			if (s != 3 || lid != 7)
+				ck_assert_uint_eq(m.lft[s][lid],
+						  one.lft[s][lid]);
+		}
+	ck_assert_uint_eq(oo_sl_map_get(&map, 99, 7), 0);
+	ck_assert_uint_eq(oo_sl_map_get(&map, 3, 9999), 0);
+	/* on one lane the tables would loop; VL1 alone does not, nor VL0
+	   without S1's route to m */
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
+	ck_assert_int_eq(oo_cdg_init_empty(&g, &m.net), 0);
+	oo_cdg_begin(&g);
+	ck_assert_int_eq(oo_cdg_add_route(&g, 3, 7), 1);
+	oo_cdg_free(&g);
+	ck_assert_int_eq(oo_cdg_init_empty(&g, &m.net), 0);
+	oo_cdg_begin(&g);
+	for (s = 0; s < RN_SW; s++)
+		for (lid = 1; lid < RN_LIDS; lid++)
+			if (!oo_sl_map_get(&map, s, lid))
+				ck_assert_int_eq(oo_cdg_add_route(&g, s, lid),
+						 1);
+	oo_cdg_free(&g);
+	oo_sl_map_free(&map);
+	ck_assert_ptr_null(map.row);
+	/* vls 1 is oo_reach_fill() */
+	reach_model_crossed(&m);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
+	ck_assert_uint_eq(res.left, 1);
+	ck_assert_ptr_null(map.row);
+}
+END_TEST
+
+START_TEST(cdg_routes_are_taken_back_together)
+{
+	struct reach_model m;
+	struct oo_cdg g;
+	uint8_t *bits;
+	size_t len;
+
+	/* the crossed hosts' routes, S0 -> L1 -> S1 for m1 and S1 -> L0 ->
+	   S0 for m: a ring */
+	reach_model_crossed(&m);
+	m.lft[3][7] = 1;
+	ck_assert_int_eq(oo_cdg_init_empty(&g, &m.net), 0);
+	len = g.nodes * g.stride / 8 + 1;
+	bits = calloc(len, 1);
+	ck_assert_ptr_nonnull(bits);
+	ck_assert_int_eq(memcmp(bits, g.bits, len), 0);
+	oo_cdg_begin(&g);
+	ck_assert_int_eq(oo_cdg_add_route(&g, 0, 6), 1);	/* L0 -> h1 */
+	ck_assert_int_eq(oo_cdg_add_route(&g, 1, 5), 1);	/* L1 -> h0 */
+	ck_assert_int_eq(oo_cdg_add_route(&g, 2, 4), 1);	/* S0 -> m1 */
+	ck_assert_int_ne(memcmp(bits, g.bits, len), 0);
+	assert_cdg_ordered(&g, &m);
+	memcpy(bits, g.bits, len);
+	/* the third closes the ring: refused, the other two stay */
+	ck_assert_int_eq(oo_cdg_add_route(&g, 3, 7), 0);
+	ck_assert_int_eq(memcmp(bits, g.bits, len), 0);
+	assert_cdg_ordered(&g, &m);
+	/* a route with no switch-to-switch dependency adds nothing */
+	ck_assert_int_eq(oo_cdg_add_route(&g, 2, 7), 1);
+	ck_assert_int_eq(memcmp(bits, g.bits, len), 0);
+	/* the set since oo_cdg_begin() goes back together */
+	oo_cdg_rollback(&g);
+	memset(bits, 0, len);
+	ck_assert_int_eq(memcmp(bits, g.bits, len), 0);
+	ck_assert_int_eq(oo_cdg_add_route(&g, 3, 7), 1);
+	free(bits);
+	oo_cdg_free(&g);
+}
+END_TEST
+
+START_TEST(reach_vls_option)
+{
+	struct oo_options o;
+	char err[256];
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(o.reach_vls, 1);
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on reach_vls=4",
+					  &o, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.reach_vls, 4);
+	ck_assert_int_eq(oo_options_parse("reach_vls=8 reach_vls=8", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(o.reach_vls, 8);
+	parse_bad("reach_vls=0", "reach_vls value '0' is not a number");
+	parse_bad("reach_vls=9", "from 1 to 8");
+	parse_bad("reach_vls=2x", "reach_vls value '2x'");
+	parse_bad("reach_vls=-2", "reach_vls value '-2'");
+	parse_bad("reach_vls=2 reach_vls=3", "reach_vls is given twice, as 2 "
+		  "and as 3");
+}
+END_TEST
+
 static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
@@ -2203,6 +2347,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, natural_order_of_names);
 	tcase_add_test(opt, stock_guard_option);
 	tcase_add_test(opt, reach_all_option);
+	tcase_add_test(opt, reach_vls_option);
 	suite_add_tcase(s, opt);
 
 	tcase_add_test(ev, eval_scores_shift_rounds);
@@ -2228,6 +2373,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rc, reach_leaves_a_lid_no_switch_reaches);
 	tcase_add_test(rc, reach_finds_credit_loops);
 	tcase_add_test(rc, cdg_adds_lids_and_refuses_a_loop);
+	tcase_add_test(rc, cdg_routes_are_taken_back_together);
+	tcase_add_test(rc, reach_puts_a_turn_that_closes_a_loop_on_vl1);
 	suite_add_tcase(s, rc);
 	return s;
 }

@@ -42,8 +42,10 @@ class Analysis(FabricModel):
                  hostfile: Optional[str] = None, seed: int = 1,
                  bisections: int = 20, diversity_samples: int = 50000,
                  progress: Optional[Progress] = None, order: str = "leaf",
-                 job: Optional[str] = None, job_index: int = 0):
+                 job: Optional[str] = None, job_index: int = 0,
+                 path_sls=None):
         self.bisections = bisections
+        self.path_sls = path_sls
         self.diversity_samples = diversity_samples
         super().__init__(topo, lfts, lmc=lmc, seed=seed, progress=progress)
         self.set_ranks(hostfile, order, job, job_index)
@@ -98,7 +100,8 @@ class Analysis(FabricModel):
         div = self.diversity()
         self.curves = {"base": base, "spread": spread, "bound": bound}
         if cyc:
-            self.problem("credit loop: " + " -> ".join(
+            lane = f" on VL{self.credit_lane}" if self.path_sls else ""
+            self.problem(f"credit loop{lane}: " + " -> ".join(
                 f"'{n.desc}'[{p}]" for n, p in cyc))
         self.credit_cycle = cyc
         self.result = report.build_result(self, base, spread, bound, bis_b,

@@ -12,7 +12,7 @@ import os
 import re
 
 from osmoffset import analyze, benchcells, checks, fabric, ibnetdiscover
-from osmoffset import paths
+from osmoffset import paths, pathsl
 from osmoffset.benchreport import UsageError, net_command
 from osmoffset.rankorder import natural_key
 
@@ -209,9 +209,10 @@ def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
 # one cell: route + analyse
 # ----------------------------------------------------------------------
 
-def cell_argv(engine, net, lmc, celldir, plugin_options, roots=None):
+def cell_argv(engine, net, lmc, celldir, plugin_options, roots=None,
+              qos=False):
     """osm-sim's options for one cell (roots: its --roots, if not the
-    default)."""
+    default; qos: osm-sim --qos for the plugin's engine)."""
     argv = ["--net", net, "--out", celldir, "--lmc", str(lmc),
             "--allow-fallback", "--no-ibroute", "--quiet"] + \
         ENGINE_BY_NAME[engine][2]
@@ -220,6 +221,8 @@ def cell_argv(engine, net, lmc, celldir, plugin_options, roots=None):
     if ENGINE_BY_NAME[engine][4]:
         for tok in plugin_options:
             argv += ["--plugin-option", tok]
+        if qos:
+            argv.append("--qos")
     return argv
 
 
@@ -239,7 +242,7 @@ def measure_cell(task, res, osmlog):
         lfts = fabric.load_lfts(os.path.join(celldir, "opensm-lfts.dump"))
         res.update(analyze.shift_by_order(
             topo, lfts, dict(task["orders"]), task["fields"]["lmc"],
-            task["seed"]))
+            task["seed"], pathsl.path_sls_in(celldir)))
         res["status"] = "ok"
     except fabric.InputError as exc:
         res["status"] = "error"
@@ -251,7 +254,8 @@ def cell_dir(out, f, e, lmc):
     return os.path.join(out, "runs", f, e, "lmc%d" % lmc)
 
 
-def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force):
+def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force,
+               qos=False):
     """The benchcells tasks of the suite, keyed (fabric, engine, lmc)."""
     psha = benchcells.plugin_sha()
     tasks = []
@@ -260,7 +264,7 @@ def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force):
             for lmc in lmcs:
                 celldir = cell_dir(out, f, e, lmc)
                 argv = cell_argv(e, info["net"], lmc, celldir,
-                                 plugin_options, info.get("roots"))
+                                 plugin_options, info.get("roots"), qos)
                 ours = ENGINE_BY_NAME[e][4]
                 key = {"argv": argv, "net_sha": info["sha"],
                        "seed": seed, "orders": ORDERS,

@@ -47,6 +47,7 @@ def validate(an):
     others = leaf_count[leaves][:, None] - \
         (an.col_leaf[None, :] == leaves[:, None])
     used[leaves] = others > 0
+    an.lane_used = lane_sources(an, used)
     _spread(used, nxt)
     an.used = used
     # resolve outcome
@@ -320,10 +321,32 @@ def balance(an):
         an.progress.update(s + 1, S)
     an.progress.done()
 
-def credit_loops(an):
-    """One cycle of the channel dependency graph, or None."""
-    an.progress.stage("credit loops")
-    used = an.used & (an.kind == K_SWITCH)
+def lane_sources(an, used_from):
+    """Per virtual lane, the (switch, column) sources of used_from whose
+    routes travel on it: {lane: bool array}.  Without path SLs
+    (an.path_sls None) everything is on lane 0."""
+    sls = getattr(an, "path_sls", None)
+    if sls is None or not sls.routes:
+        return {0: used_from}
+    lane = np.zeros(used_from.shape, dtype=np.int64)
+    maxlid = an.lid2col.size - 1
+    for guid, lid, sl, line in sls.routes:
+        s = an.sidx.get(guid)
+        if s is None:
+            raise InputError(sls.path, line, f"switch 0x{guid:016x} is "
+                             "not in the topology")
+        c = int(an.lid2col[lid]) if lid <= maxlid else -1
+        if c < 0:
+            raise InputError(sls.path, line, f"LID {lid} is not a CA LID "
+                             "of the topology")
+        lane[s, c] = sl
+    return {int(k): used_from & (lane == k) for k in np.unique(lane)}
+
+
+def _cycle(an, used):
+    """One cycle of the channel dependencies of the entries used, or
+    None; adds the dependencies to an.cdg_edges."""
+    used = used & (an.kind == K_SWITCH)
     s, c = np.nonzero(used)
     n = an.nxt[s, c]
     k2 = an.kind[n, c]
@@ -333,7 +356,7 @@ def credit_loops(an):
     M = an.S * an.W
     codes = np.unique(e1 * M + e2)
     e1, e2 = codes // M, codes % M
-    an.cdg_edges = int(codes.size)
+    an.cdg_edges += int(codes.size)
     alive = np.ones(codes.size, dtype=bool)
     while True:
         a1, a2 = e1[alive], e2[alive]
@@ -343,7 +366,6 @@ def credit_loops(an):
         if keep.sum() == alive.sum():
             break
         alive = keep
-    an.progress.done()
     if not alive.any():
         return None
     a1, a2 = e1[alive], e2[alive]
@@ -359,6 +381,35 @@ def credit_loops(an):
         x = succ[x]
     cyc = seq[seen[x]:]
     return [(an.sw_nodes[ch // an.W], ch % an.W) for ch in cyc]
+
+
+def credit_loops(an):
+    """One cycle of the channel dependency graph of a virtual lane, or
+    None; the lane in an.credit_lane.  Each lane carries the routes its
+    path SL puts on it (an.path_sls; all on VL0 without them)."""
+    an.progress.stage("credit loops")
+    an.cdg_edges = 0
+    an.credit_lane = None
+    cyc = None
+    if list(an.lane_used) == [0]:
+        cyc = _cycle(an, an.used)
+        an.credit_lane = 0 if cyc else None
+        an.progress.done()
+        return cyc
+    for k, used in sorted(an.lane_used.items()):
+        cyc = _spread_cycle(an, used)
+        if cyc:
+            an.credit_lane = k
+            break
+    an.progress.done()
+    return cyc
+
+
+def _spread_cycle(an, seeds):
+    used = seeds.copy()
+    _spread(used, an.nxt)
+    return _cycle(an, used)
+
 
 def diversity(an):
     """For host pairs on different leaves: how many of the 2^LMC paths
@@ -413,7 +464,7 @@ def diversity(an):
 
 
 
-def shift_by_order(topo, lfts, orders, lmc=None, seed=1):
+def shift_by_order(topo, lfts, orders, lmc=None, seed=1, path_sls=None):
     """Shift-alltoall figures of one set of LFTs in several rank orders.
 
     orders: {name: (order, job, job_index)} as for Analysis.set_ranks.
@@ -421,9 +472,11 @@ def shift_by_order(topo, lfts, orders, lmc=None, seed=1):
     "unreachable_pairs", "credit_loop", "hosts", "lmc", "problems",
     "orders": {name: {"ranks", "rank_order", "base", "spread"}}} with the
     efficiencies (spread None at LMC 0; both None, ranks 0 and the reason
-    as rank_order for a job of fewer than two ranks)."""
+    as rank_order for a job of fewer than two ranks).  path_sls: the
+    plugin's osmoffset-path-sl.dump (credit loops per lane)."""
     from .analyze import Analysis
-    an = Analysis(topo, lfts, lmc=lmc, seed=seed, bisections=0)
+    an = Analysis(topo, lfts, lmc=lmc, seed=seed, bisections=0,
+                  path_sls=path_sls)
     an.validate()
     an.build_paths()
     cyc = an.credit_loops()

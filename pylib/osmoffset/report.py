@@ -63,6 +63,9 @@ def build_result(an, base, spread, bound, bis_b, bis_s, div, cyc, t0):
                     "nonminimal_lids": int(an.nonminimal.sum())},
         "diversity": div,
         "cdg_edges": an.cdg_edges,
+        "credit_lane": an.credit_lane,
+        "lanes": an.path_sls.lanes if an.path_sls else 1,
+        "lane_routes": len(an.path_sls.routes) if an.path_sls else 0,
         "credit_cycle": [{"switch": n.desc, "guid": f"0x{n.guid:016x}",
                           "port": int(p)} for n, p in cyc] if cyc
         else None,
@@ -99,9 +102,16 @@ def format_text(res, lfts_path="", title=None):
                    f"{le['unrouted']} switch/LID pairs without a route "
                    f"({le['unrouted_ca']} to CA LIDs; {le['lids']} LIDs x "
                    f"{le['switches']} switches)")
+    lanes = res.get("lanes", 1)
+    where = ""
+    if lanes > 1:
+        where = f", {lanes} virtual lanes by path SL ({res['lane_routes']} " \
+            "routes above VL0)"
+        if res["credit_loop"]:
+            where += f"; the loop is on VL{res['credit_lane']}"
     out.append(f"  credit loop        : "
                f"{'YES' if res['credit_loop'] else 'no'}"
-               f" ({res['cdg_edges']} channel dependencies)")
+               f" ({res['cdg_edges']} channel dependencies{where})")
     out.append(_shift_line("base LID", res["shift"]["base"]))
     if res["shift"]["spread"]:
         out.append(_shift_line("LMC spread", res["shift"]["spread"]))

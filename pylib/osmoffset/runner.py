@@ -566,6 +566,7 @@ class OnceOptions:
         self.stock = kw.pop("stock", False)
         self.port_offsetting = kw.pop("port_offsetting", "on")
         self.plugin_option = list(kw.pop("plugin_option", ()))
+        self.qos = kw.pop("qos", False)
         self.engine = kw.pop("engine", "updn")
         self.roots = kw.pop("roots", "auto")
         self.allow_fallback = kw.pop("allow_fallback", False)
@@ -676,7 +677,8 @@ def route_once(args, osm_args=(), info=None, warn=None):
         t_sim = time.monotonic()
 
         conf = os.path.join(out, "opensm.conf")
-        write_conf(conf, mode, args.plugin_option)
+        write_conf(conf, mode, args.plugin_option,
+                   ["qos TRUE"] if getattr(args, "qos", False) else [])
         cmd = opensm_command(tools["opensm"], out, log, args.engine,
                              args.lmc, conf, once=True,
                              roots_file=roots_file, wrapper=wrapper,

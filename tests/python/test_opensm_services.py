@@ -53,7 +53,8 @@ def updn_roots(net, out):
 class Daemon:
     """ibsim plus a daemon opensm on a private socket and cache dir."""
 
-    def __init__(self, out, plugin):
+    def __init__(self, out, plugin, net=NET, options="port_offsetting=on",
+                 args=None):
         self.out = out
         os.makedirs(out, exist_ok=True)
         self.env = dict(os.environ, IBSIM_SOCKNAME="svc" + uuid.uuid4().hex[:10],
@@ -63,18 +64,20 @@ class Daemon:
             f.write("force_log_flush TRUE\n")
             if plugin:
                 f.write("event_plugin_name osmoffset\n"
-                        "event_plugin_options port_offsetting=on\n")
+                        f"event_plugin_options {options}\n")
         osm_env = dict(self.env, LD_PRELOAD=UMAD2SIM)
         if plugin:
             osm_env["LD_LIBRARY_PATH"] = plugin_dir()
+        if args is None:
+            args = ["-l", "1", "-a", updn_roots(net, out)]
         self.ibsim = subprocess.Popen(
-            ["ibsim", "-s", "-n", NET], env=self.env,
+            ["ibsim", "-s", "-n", net], env=self.env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         self.osm = subprocess.Popen(
             ["opensm", "-F", conf, "-D", "0x43", "-f",
-             os.path.join(out, "osm.log"), "-R", "updn", "-l", "1",
-             "-a", updn_roots(NET, out), "--dump_files_dir", out],
+             os.path.join(out, "osm.log"), "-R", "updn", *args,
+             "--dump_files_dir", out],
             env=osm_env, cwd=out, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         self.dump = os.path.join(out, "opensm-lfts.dump")
@@ -195,3 +198,78 @@ def test_heavy_resweep_gives_the_same_lfts(daemons):
     assert "ERR 9F" not in ours.log()
     # wrapped once, not again at the second heavy sweep
     assert ours.log().count("enabled for routing engine 'updn'") == 1
+
+
+@pytest.fixture(scope="module")
+def lanes_daemon(tmp_path_factory):
+    """A director fabric with SHARP nodes (gen-fabric, as in
+    test_real_shapes.py), routed by a running opensm with QoS on and
+    event_plugin_options reach_vls=4."""
+    base = tmp_path_factory.mktemp("lanes")
+    net = str(base / "dir-sharp.net")
+    subprocess.run([os.path.join(REPO, "sim-topologies", "gen-fabric"),
+                    "cluster", "--radix", "40", "--directors", "2",
+                    "--lines", "4", "--fabrics", "2", "--edges", "10",
+                    "--empty-edges", "2", "--hosts-per-edge", "12",
+                    "--uplinks", "6", "--core-hosts", "4", "--sharp",
+                    "--random-guids", "--link", "4xHDR", "-o", net],
+                   check=True, stdout=subprocess.DEVNULL)
+    d = None
+    try:
+        d = Daemon(str(base / "ours"), plugin=True, net=net,
+                   options="port_offsetting=on reach_vls=4", args=["-Q"])
+        wait_for(lambda: os.path.exists(os.path.join(d.out,
+                                                     "opensm-sl2vl.dump")),
+                 30, "the SL2VL dump")
+        yield d
+    finally:
+        if d:
+            d.stop()
+
+
+def ca_lids_by_switch(daemon):
+    """{switch GUID: [base LID of each CA cabled to it]}."""
+    from osmoffset.fabric import load_lfts, load_topology
+
+    topo = load_topology(os.path.join(daemon.out, "opensm-subnet.lst"))
+    lids = load_lfts(daemon.dump).port_lids()
+    by_sw = {}
+    for n in topo.cas():
+        far = topo.links.get((n.guid, n.port or 1))
+        if far and n.guid in lids:
+            by_sw.setdefault(far[0], []).append(lids[n.guid][0])
+    return by_sw
+
+
+def test_path_records_carry_the_lane_of_the_route(lanes_daemon):
+    """The SA answers path records with the SL the reach pass gave the
+    route (osmoffset-path-sl.dump: SL 1 for a route only a layered fill
+    delivers), SL 0 for every other route, and the switches' SL2VL tables
+    send SL 1 on VL1 and every SL above the lanes in use on VL0."""
+    d = lanes_daemon
+    log = d.log()
+    assert "ERR 9F" not in log
+    assert "put on virtual lanes 1-1" in log
+    with open(os.path.join(d.out, "osmoffset-path-sl.dump")) as f:
+        routes = [line.split() for line in f if line.startswith("0x")]
+    assert routes
+    by_sw = ca_lids_by_switch(d)
+    layered = {(int(g, 16), int(lid)): int(sl) for g, lid, sl in routes}
+    checked = {0: 0, 1: 0}
+    for (guid, dlid), sl in sorted(layered.items())[:6]:
+        slid = by_sw[guid][0]
+        assert int(path_record(d, slid, dlid)["sl"], 0) == sl
+        checked[sl] += 1
+        # the route back, or one from a switch that reached the LID
+        for other, lids in sorted(by_sw.items()):
+            if (other, dlid) not in layered and lids[0] != dlid:
+                assert int(path_record(d, lids[0], dlid)["sl"], 0) == 0
+                checked[0] += 1
+                break
+    assert checked[1] == 6 and checked[0] == 6
+    with open(os.path.join(d.out, "opensm-sl2vl.dump")) as f:
+        rows = [line.split(":")[1].split() for line in f
+                if ":" in line and not line.startswith("#")
+                and line.split(":")[0].split()[0].isdigit()]
+    assert rows
+    assert all(r == ["0", "1"] + ["0"] * 14 for r in rows)

@@ -82,13 +82,16 @@ def get_run(sim_cache, fab, lmc, mode):
     return run
 
 
-def analyse_dir(out):
-    """lft-analyze --json of the tables osm-sim left in directory out."""
+def analyse_dir(out, path_sl=False):
+    """lft-analyze --json of the tables osm-sim left in directory out
+    (with path_sl, the lanes of its osmoffset-path-sl.dump)."""
     out = str(out)
+    extra = ["--path-sl", os.path.join(out, "osmoffset-path-sl.dump")] \
+        if path_sl else []
     proc = run_script(LFT_ANALYZE, [
         "--lfts", os.path.join(out, "opensm-lfts.dump"),
         "--topology", os.path.join(out, "opensm-subnet.lst"),
-        "--bisections", "1", "--json"])
+        "--bisections", "1", "--json"] + extra)
     if proc.returncode not in (0, 1):
         pytest.fail("lft-analyze failed on %s (exit %d): %s"
                     % (out, proc.returncode, proc.stderr.strip()))
@@ -404,3 +407,78 @@ def test_reach_pass_fills_the_hcas_holes_before_the_sharp_nodes(tmp_path):
     res = analyse_dir(out)
     assert res["unreachable_pairs"] == 65
     assert not res["credit_loop"], res["credit_cycle"]
+
+
+def dir_sharp_net(tmp_path):
+    """dir-2level-taper's shape with a SHARP node on every ASIC."""
+    net = str(tmp_path / "dir-sharp.net")
+    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"), [
+        "cluster", "--radix", "40", "--directors", "2", "--lines", "4",
+        "--fabrics", "2", "--edges", "10", "--empty-edges", "2",
+        "--hosts-per-edge", "12", "--uplinks", "6", "--core-hosts", "4",
+        "--sharp", "--random-guids", "--link", "4xHDR", "-o", net])
+    assert proc.returncode == 0, proc.stderr
+    return net
+
+
+def route_dir_sharp(net, out, lmc, options=(), osm_args=(), rc=0):
+    args = ["--net", net, "--out", str(out), "--lmc", str(lmc), "--quiet",
+            "--no-ibroute", "--roots", "none", "--port-offsetting", "on",
+            "--plugin-dir", plugin_dir()]
+    for o in options:
+        args += ["--plugin-option", o]
+    proc = run_osm_sim(args + (["--"] + list(osm_args) if osm_args else []))
+    assert proc.returncode == rc, proc.stderr
+    with open(os.path.join(str(out), "osm.log"), errors="replace") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("lmc,routes", [(0, 55), (2, 318)])
+def test_reach_vls_reaches_every_lid_on_lanes_without_a_loop(tmp_path, lmc,
+                                                              routes):
+    """The same director fabric with reach_vls=4 and OpenSM's QoS on: the
+    holes no loop-free set on VL0 takes (65 CA/LID pairs at LMC 0, see
+    above) are filled all the same, and each route only those fills
+    deliver gets SL 1 (VL1) in osmoffset-path-sl.dump.  Every CA then
+    reaches every LID; lft-analyze finds no credit loop on either lane
+    when it puts each route on the lane of its SL, and finds one when it
+    puts them all on VL0, so the second lane is what keeps it loop-free.
+    One lane above VL0 is enough here: the dump says 'lanes 2'."""
+    need_mode("on")
+    net = dir_sharp_net(tmp_path)
+    out = tmp_path / "vls"
+    log = route_dir_sharp(net, out, lmc, ["reach_vls=4"], ["-Q"])
+    assert "ERR 9F" not in log
+    assert f"osmoffset: reach: {routes} routes (switch, LID) put on " \
+        "virtual lanes 1-1" in log
+    assert unreachable_by_kind(out) == {}
+    with open(out / "osmoffset-path-sl.dump") as f:
+        dump = f.read()
+    assert "# lanes 2\n" in dump
+    assert len([x for x in dump.splitlines() if x.startswith("0x")]) == \
+        routes
+    res = analyse_dir(out, path_sl=True)
+    assert res["unreachable_pairs"] == 0
+    assert res["lanes"] == 2 and res["lane_routes"] == routes
+    assert not res["credit_loop"], res["credit_cycle"]
+    one_lane = analyse_dir(out)
+    assert one_lane["credit_loop"]
+
+
+def test_reach_vls_without_qos_keeps_to_vl0(tmp_path):
+    """reach_vls=4 without OpenSM's QoS: the SL2VL tables the lanes need
+    would never be set, so the reach pass says so (ERR 9F0B) and keeps to
+    VL0: the LFTs are byte for byte those of the default, with no route
+    above VL0.  osm-sim fails the run on the plugin's error (exit 1)."""
+    need_mode("on")
+    net = dir_sharp_net(tmp_path)
+    log = route_dir_sharp(net, tmp_path / "noqos", 0, ["reach_vls=4"], rc=1)
+    assert "ERR 9F0B: reach_vls=4 needs OpenSM's QoS" in log
+    route_dir_sharp(net, tmp_path / "default", 0)
+    with open(tmp_path / "noqos" / "opensm-lfts.dump") as a, \
+            open(tmp_path / "default" / "opensm-lfts.dump") as b:
+        assert a.read() == b.read()
+    with open(tmp_path / "noqos" / "osmoffset-path-sl.dump") as f:
+        lines = f.read().splitlines()
+    assert "# lanes 1" in lines
+    assert not [x for x in lines if x.startswith("0x")]

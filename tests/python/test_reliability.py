@@ -79,7 +79,10 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
     ("port_offsetting=maybe",
      "port_offsetting value 'maybe' is not one of off, on, coordinated, "
      "plain"),
-    ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, stock_guard, reach_all)"),
+    ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, "
+     "stock_guard, reach_all, reach_vls)"),
+    ("port_offsetting=on reach_vls=9",
+     "reach_vls value '9' is not a number of virtual lanes from 1 to 8"),
     ("port_offsetting=on hop_tables=slow",
      "hop_tables value 'slow' is not one of fast, stock"),
     (LONG_TOKEN, "token starting 'port_offsetting=xxxx' is longer than 127 "
@@ -87,7 +90,8 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
     ("port_offsetting=on port_offsetting=off",
      "port_offsetting is given twice, as coordinated and as off"),
     ("port_offsetting=on,=on", "token '=on' is not of the form key=value"),
-], ids=["no-value", "bad-value", "unknown-key", "bad-hop-tables",
+], ids=["no-value", "bad-value", "unknown-key", "bad-reach-vls",
+        "bad-hop-tables",
         "200-chars", "conflict", "empty-key"])
 def test_bad_options_route_stock(tmp_path, stock, options, message):
     p = run_with_conf(tmp_path, options, ["--no-ibroute"])

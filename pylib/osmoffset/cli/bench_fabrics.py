@@ -112,6 +112,9 @@ def build_parser():
                    metavar="KEY=VAL",
                    help="event_plugin_options token for the 'ours' engine "
                         "(repeatable; osm-sim --plugin-option)")
+    p.add_argument("--qos", action="store_true",
+                   help="OpenSM's QoS on for the 'ours' engine (osm-sim "
+                        "--qos), as reach_vls needs")
     add_report_options(p, PROG, "write the Markdown report to FILE")
     return p
 
@@ -145,7 +148,7 @@ def main(argv=None):
             out, log, args.quick, args.realfabrics, args.net,
             name_list(args.fabrics) if args.fabrics else None)
         tasks = make_tasks(out, fabs, engines, lmcs, args.seed,
-                           args.plugin_option, args.force)
+                           args.plugin_option, args.force, args.qos)
         results = benchcells.run_all(tasks, args.jobs, log)
         if args.shuffles:
             log("random orders of seeds 1-%d: the figures of ours below "

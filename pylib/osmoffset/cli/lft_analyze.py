@@ -20,6 +20,7 @@ import sys
 from osmoffset.analyze import Analysis
 from osmoffset.cli import add_version
 from osmoffset.fabric import InputError, load_lfts, load_topology
+from osmoffset.pathsl import load_path_sls
 from osmoffset.progress import Progress
 from osmoffset.report import compare_text, format_text, write_csv
 
@@ -41,6 +42,12 @@ def parse_args(argv):
     ap.add_argument("--topology", required=True, metavar="FILE",
                     help="opensm-subnet.lst, ibnetdiscover output or ibsim "
                     "net file")
+    ap.add_argument("--path-sl", metavar="FILE",
+                    help="osmoffset-path-sl.dump: the routes the plugin's "
+                    "reach pass put on virtual lanes above VL0 "
+                    "(reach_vls); credit loops are then looked for on each "
+                    "lane with the routes its SL puts there (default: "
+                    "every route on VL0)")
     ap.add_argument("--lmc", type=int, metavar="N",
                     help="LMC (default: from the dumps)")
     ap.add_argument("--hostfile", metavar="FILE",
@@ -79,12 +86,12 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
-def analyse(lfts_path, topo, args, progress):
+def analyse(lfts_path, topo, args, progress, path_sls=None):
     lfts = load_lfts(lfts_path)
     an = Analysis(topo, lfts, lmc=args.lmc, hostfile=args.hostfile,
                   seed=args.seed, bisections=args.bisections,
                   progress=progress, order=args.order, job=args.job,
-                  job_index=args.job_index)
+                  job_index=args.job_index, path_sls=path_sls)
     an.run()
     for w in an.warnings:
         print(f"lft-analyze: warning: {w}", file=sys.stderr)
@@ -115,7 +122,8 @@ def main(argv=None):
     progress = Progress(args.progress or sys.stderr.isatty())
     try:
         topo = load_topology(args.topology)
-        an = analyse(args.lfts, topo, args, progress)
+        sls = load_path_sls(args.path_sl) if args.path_sl else None
+        an = analyse(args.lfts, topo, args, progress, sls)
         an2 = analyse(args.compare, topo, args, progress) \
             if args.compare else None
         res = an.result

@@ -43,6 +43,9 @@ Output directory contents after a successful run:
   ibsim.out            ibsim's output
   osm-sim.json         summary of the run (also printed with --json)
   fabric.net           the converted fabric (--ibnetdiscover only)
+  osmoffset-path-sl.dump  with --plugin-option reach_vls=N (N > 1): the
+                       routes the reach pass put on virtual lanes above VL0
+                       and their SL (lft-analyze --path-sl FILE)
 plus the other files OpenSM writes (guid2lid cache, opensm.fdbs, ...).
 
 Port offsetting modes:
@@ -52,6 +55,10 @@ Port offsetting modes:
                           plugin knows, e.g. plain = the 2008 rule)
   --stock                 no plugin at all (unmodified OpenSM)
   --plugin-option K=V     add a token to event_plugin_options (repeatable)
+
+Virtual lanes: --plugin-option reach_vls=4 --qos lets the reach pass put
+the routes it cannot fit loop-free on VL0 on VL1-3, as the path SL that
+the SA then answers with (see the README, "What can stay out of reach").
 
 Checks made after opensm exits (each failure names its step):
   opensm run    exit status 0 and a log written, within --timeout
@@ -129,6 +136,10 @@ def build_parser():
     p.add_argument("--plugin-option", action="append", default=[],
                    metavar="KEY=VALUE",
                    help="extra event_plugin_options token (repeatable)")
+    p.add_argument("--qos", action="store_true",
+                   help="OpenSM's QoS on (qos TRUE in opensm.conf): the "
+                        "SL2VL tables get set up, which the plugin's "
+                        "reach_vls needs")
     p.add_argument("--engine", default="updn", metavar="NAME",
                    help="routing engine(s) for opensm -R (default updn)")
     p.add_argument("--roots", default="auto", metavar="auto|none|FILE",
