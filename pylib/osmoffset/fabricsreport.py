@@ -198,6 +198,12 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
                     for e in engines))
     if args.plugin_option:
         add("Plugin options of *ours*: `%s`." % " ".join(args.plugin_option))
+    if getattr(args, "qos", False):
+        add("*ours* runs with OpenSM's QoS on (`--qos`). Where its reach "
+            "pass put routes on virtual lanes above VL0 (reach_vls), the "
+            "credit-loop check of *ours* takes each route on the lane of "
+            "its path SL (osmoffset-path-sl.dump, `lft-analyze "
+            "--path-sl`) and looks for a cycle on each lane.")
     add("")
     add("## Fabrics")
     add("")
