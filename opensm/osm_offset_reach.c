@@ -582,14 +582,19 @@ static int fill_offset(const struct oo_reach_net *net, struct reach_work *w,
 	return ok < 0 ? -1 : 0;
 }
 
-/* The holes left that traffic from CAs runs into, over every LID. */
-static unsigned count_needed_holes(const struct oo_reach_net *net,
-				   struct reach_work *w)
+/*
+ * The holes left over every LID: those that traffic from any CA runs into
+ * (needed_only), or every switch without an entry that does not reach the
+ * LID.
+ */
+static unsigned count_holes(const struct oo_reach_net *net,
+			    struct reach_work *w, int needed_only)
 {
 	unsigned n = 0, o;
 	uint32_t d;
 
 	w->from = FROM_CAS;	/* any CA's traffic, SHARP nodes' too */
+	memset(w->need, 0, net->num_sw);
 	for (d = 0; d < net->num_dests; d++)
 		for (o = 0; o < net->lids_per_port; o++) {
 			unsigned lid = net->dest_lid[d] + o;
@@ -597,7 +602,8 @@ static unsigned count_needed_holes(const struct oo_reach_net *net,
 			if (lid >= w->max_lid || !w->holes_at[lid])
 				continue;
 			walk_all(net, w, d, lid);
-			n += find_needed_holes(net, w, lid);
+			n += needed_only ? find_needed_holes(net, w, lid) :
+			    add_other_holes(net, w, lid, 0);
 		}
 	return n;
 }
@@ -763,26 +769,6 @@ static int fill_dest_layered(const struct oo_reach_net *net,
 	return 0;
 }
 
-/* The holes no route runs past any more are left out of the count. */
-static unsigned count_holes_left(const struct oo_reach_net *net,
-				 struct reach_work *w)
-{
-	unsigned n = 0, o;
-	uint32_t d;
-
-	memset(w->need, 0, net->num_sw);
-	for (d = 0; d < net->num_dests; d++)
-		for (o = 0; o < net->lids_per_port; o++) {
-			unsigned lid = net->dest_lid[d] + o;
-
-			if (lid >= w->max_lid || !w->holes_at[lid])
-				continue;
-			walk_all(net, w, d, lid);
-			n += add_other_holes(net, w, lid, 0);
-		}
-	return n;
-}
-
 /*
  * After the loop-free passes: the holes left, each LID toward its own
  * best turn switch, base LIDs first, the HCAs' before the SHARP nodes'.
@@ -819,7 +805,7 @@ static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
 		}
 	for (k = 1; k < ln.vls; k++)
 		oo_cdg_free(&ln.cdg[k]);
-	res->left = count_holes_left(net, w);
+	res->left = count_holes(net, w, 0);
 	return ret;
 }
 
@@ -877,7 +863,7 @@ int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
 		if (map)
 			oo_sl_map_free(map);
 	} else {
-		res->left_ca = count_needed_holes(net, &w);
+		res->left_ca = count_holes(net, &w, 1);
 	}
 	free_work(&w);
 	return ret;

@@ -375,40 +375,6 @@ def unreachable_by_kind(out):
     return count
 
 
-def test_reach_pass_fills_the_hcas_holes_before_the_sharp_nodes(tmp_path):
-    """dir-2level-taper's shape with a SHARP node on every ASIC, routed
-    with the roots left to updn (as on a dump).  The fabric ASICs of both
-    chassis are roots, so a management HCA on one chassis' line ASIC
-    reaches the other chassis only down to an edge and up again, and so
-    do the SHARP nodes; not every such turn fits in one loop-free set.
-    The reach pass fills the holes that the HCAs' traffic runs into first,
-    and each destination's LIDs HCAs first, so that the management node
-    that runs the SM or the SHARP manager loses the fewest pairs: with
-    every hole at stake in one pass (before), the management HCAs lost 12
-    pairs (2 to each other, 10 to SHARP nodes) and the SHARP nodes 50; now
-    10 and 55.  Every compute host reaches every LID either way."""
-    need_mode("on")
-    net = str(tmp_path / "dir-sharp.net")
-    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"), [
-        "cluster", "--radix", "40", "--directors", "2", "--lines", "4",
-        "--fabrics", "2", "--edges", "10", "--empty-edges", "2",
-        "--hosts-per-edge", "12", "--uplinks", "6", "--core-hosts", "4",
-        "--sharp", "--random-guids", "--link", "4xHDR", "-o", net])
-    assert proc.returncode == 0, proc.stderr
-    out = tmp_path / "on"
-    proc = run_osm_sim(["--net", net, "--out", str(out), "--lmc", "0",
-                        "--quiet", "--no-ibroute", "--roots", "none",
-                        "--port-offsetting", "on",
-                        "--plugin-dir", plugin_dir()])
-    assert proc.returncode == 0, proc.stderr
-    assert unreachable_by_kind(out) == {
-        ("mgmt", "mgmt"): 1, ("mgmt", "sharp"): 9,
-        ("sharp", "mgmt"): 7, ("sharp", "sharp"): 48}
-    res = analyse_dir(out)
-    assert res["unreachable_pairs"] == 65
-    assert not res["credit_loop"], res["credit_cycle"]
-
-
 def dir_sharp_net(tmp_path):
     """dir-2level-taper's shape with a SHARP node on every ASIC."""
     net = str(tmp_path / "dir-sharp.net")
@@ -431,6 +397,29 @@ def route_dir_sharp(net, out, lmc, options=(), osm_args=(), rc=0):
     assert proc.returncode == rc, proc.stderr
     with open(os.path.join(str(out), "osm.log"), errors="replace") as f:
         return f.read()
+
+
+def test_reach_pass_fills_the_hcas_holes_before_the_sharp_nodes(tmp_path):
+    """dir-2level-taper's shape with a SHARP node on every ASIC, routed
+    with the roots left to updn (as on a dump).  The fabric ASICs of both
+    chassis are roots, so a management HCA on one chassis' line ASIC
+    reaches the other chassis only down to an edge and up again, and so
+    do the SHARP nodes; not every such turn fits in one loop-free set.
+    The reach pass fills the holes that the HCAs' traffic runs into first,
+    and each destination's LIDs HCAs first, so that the management node
+    that runs the SM or the SHARP manager loses the fewest pairs: with
+    every hole at stake in one pass (before), the management HCAs lost 12
+    pairs (2 to each other, 10 to SHARP nodes) and the SHARP nodes 50; now
+    10 and 55.  Every compute host reaches every LID either way."""
+    need_mode("on")
+    out = tmp_path / "on"
+    route_dir_sharp(dir_sharp_net(tmp_path), out, 0)
+    assert unreachable_by_kind(out) == {
+        ("mgmt", "mgmt"): 1, ("mgmt", "sharp"): 9,
+        ("sharp", "mgmt"): 7, ("sharp", "sharp"): 48}
+    res = analyse_dir(out)
+    assert res["unreachable_pairs"] == 65
+    assert not res["credit_loop"], res["credit_cycle"]
 
 
 @pytest.mark.parametrize("lmc,routes", [(0, 55), (2, 318)])
