@@ -148,7 +148,6 @@ struct oo_path_sls {
 	unsigned max_lid;	/* LIDs sw_of_lid covers */
 	uint32_t *sw_of_lid;	/* per LID: the switch a packet from it
 				   starts at, or OO_EVAL_NONE */
-	uint64_t *sw_guid;	/* per switch: its node GUID, host order */
 };
 
 /*

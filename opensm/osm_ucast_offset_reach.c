@@ -104,7 +104,6 @@ void oo_path_sls_free(struct oo_path_sls *sls)
 {
 	oo_sl_map_free(&sls->map);
 	free(sls->sw_of_lid);
-	free(sls->sw_guid);
 	memset(sls, 0, sizeof(*sls));
 	sls->lanes = 1;
 }
@@ -123,8 +122,7 @@ uint8_t oo_path_sl(const struct oo_path_sls *sls, uint16_t slid,
  * own LID at that switch.  Returns 0, or -1 with no memory.
  */
 static int index_sources(struct oo_path_sls *sls,
-			 const struct oo_reach_net *net,
-			 const struct oo_glue_net *gn)
+			 const struct oo_reach_net *net)
 {
 	unsigned len = 0, lid, o;
 	uint32_t s, d;
@@ -133,18 +131,14 @@ static int index_sources(struct oo_path_sls *sls,
 		if (net->lft_len[s] > len)
 			len = net->lft_len[s];
 	sls->sw_of_lid = malloc(sizeof(*sls->sw_of_lid) * (len + 1));
-	sls->sw_guid = calloc(net->num_sw + 1, sizeof(*sls->sw_guid));
-	if (!sls->sw_of_lid || !sls->sw_guid)
+	if (!sls->sw_of_lid)
 		return -1;
 	for (lid = 0; lid <= len; lid++)
 		sls->sw_of_lid[lid] = OO_EVAL_NONE;
 	sls->max_lid = len;
-	for (s = 0; s < net->num_sw; s++) {
-		sls->sw_guid[s] = cl_ntoh64(osm_node_get_node_guid(
-						gn->sw[s]->p_node));
+	for (s = 0; s < net->num_sw; s++)
 		if (net->sw_lid[s] && net->sw_lid[s] < len)
 			sls->sw_of_lid[net->sw_lid[s]] = s;
-	}
 	for (d = 0; d < net->num_dests; d++)
 		for (o = 0; o < net->lids_per_port; o++) {
 			lid = net->dest_lid[d] + o;
@@ -190,7 +184,8 @@ static unsigned usable_lanes(osm_opensm_t *osm, unsigned vls)
  * its routing dumps: the SL of every route the reach pass put above VL0,
  * by the switch it starts at (a CA's routes start at its switch).
  */
-static void dump_path_sls(osm_opensm_t *osm, const struct oo_path_sls *sls)
+static void dump_path_sls(osm_opensm_t *osm, const struct oo_path_sls *sls,
+			  const struct oo_glue_net *gn)
 {
 	const struct oo_sl_map *m = &sls->map;
 	char path[4096];
@@ -212,11 +207,14 @@ static void dump_path_sls(osm_opensm_t *osm, const struct oo_path_sls *sls)
 		"above VL0\n# every other route has SL 0; SL n travels on VL n"
 		"\n# lanes %u\n# switch_guid dlid sl\n", sls->lanes);
 	for (lid = 1; m->row && lid < m->max_lid; lid++)
-		for (s = 0; m->row[lid] != OO_SL_NO_ROW && s < m->num_sw; s++)
-			if (oo_sl_map_get(m, s, lid))
+		for (s = 0; m->row[lid] != OO_SL_NO_ROW && s < m->num_sw; s++) {
+			uint8_t sl = oo_sl_map_get(m, s, lid);
+
+			if (sl)
 				fprintf(f, "0x%016" PRIx64 " %u %u\n",
-					sls->sw_guid[s], lid,
-					oo_sl_map_get(m, s, lid));
+					cl_ntoh64(osm_node_get_node_guid(
+						gn->sw[s]->p_node)), lid, sl);
+		}
 	fclose(f);
 }
 
@@ -240,11 +238,20 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 	ret = prepare_net(&net, &gn, &ca, &sw_lid, &minor, osm);
 	/* where the routes start, before any fill that needs an SL */
 	if (!ret && vls > 1)
-		ret = index_sources(sls, &net, &gn);
+		ret = index_sources(sls, &net);
 	if (!ret)
 		ret = oo_reach_fill_vls(&net, vls, &res, &sls->map);
-	if (!ret && res.layered)
-		sls->lanes = res.top_sl + 1;
+	if (!ret) {
+		if (res.layered)
+			sls->lanes = res.top_sl + 1;
+		else
+			oo_path_sls_free(sls);
+		log_result(&osm->log, &res, oo_thread_cpu_seconds() - cpu);
+		/* even when no lane could be used: no stale SLs left in the
+		   dump */
+		if (asked > 1)
+			dump_path_sls(osm, sls, &gn);
+	}
 	oo_glue_net_free(&gn);
 	oo_ca_ports_free(&ca);
 	free(sw_lid);
@@ -256,11 +263,5 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 			ret < 0 ? "no memory" : "a switch without an LFT");
 		return -1;
 	}
-	if (!res.layered)
-		oo_path_sls_free(sls);
-	log_result(&osm->log, &res, oo_thread_cpu_seconds() - cpu);
-	/* even when no lane could be used: no stale SLs left in the dump */
-	if (asked > 1)
-		dump_path_sls(osm, sls);
 	return 0;
 }

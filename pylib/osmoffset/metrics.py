@@ -323,11 +323,11 @@ def balance(an):
 
 def lane_sources(an, used_from):
     """Per virtual lane, the (switch, column) sources of used_from whose
-    routes travel on it: {lane: bool array}.  Without path SLs
-    (an.path_sls None) everything is on lane 0."""
+    routes travel on it: {lane: bool array}; None without path SLs
+    (an.path_sls None or empty: every route on VL0)."""
     sls = getattr(an, "path_sls", None)
     if sls is None or not sls.routes:
-        return {0: used_from}
+        return None
     lane = np.zeros(used_from.shape, dtype=np.int64)
     maxlid = an.lid2col.size - 1
     for guid, lid, sl, line in sls.routes:
@@ -391,24 +391,19 @@ def credit_loops(an):
     an.cdg_edges = 0
     an.credit_lane = None
     cyc = None
-    if list(an.lane_used) == [0]:
-        cyc = _cycle(an, an.used)
-        an.credit_lane = 0 if cyc else None
-        an.progress.done()
-        return cyc
-    for k, used in sorted(an.lane_used.items()):
-        cyc = _spread_cycle(an, used)
+    lanes = an.lane_used or {0: None}
+    for k, seeds in sorted(lanes.items()):
+        if seeds is None:
+            used = an.used
+        else:
+            used = seeds.copy()
+            _spread(used, an.nxt)
+        cyc = _cycle(an, used)
         if cyc:
             an.credit_lane = k
             break
     an.progress.done()
     return cyc
-
-
-def _spread_cycle(an, seeds):
-    used = seeds.copy()
-    _spread(used, an.nxt)
-    return _cycle(an, used)
 
 
 def diversity(an):
