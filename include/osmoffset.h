@@ -278,6 +278,18 @@ int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
 int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
 		   unsigned lane);
 
+/*
+ * The parent of a leaf that most other leaves send a LID up to, where the
+ * LID's own slot at its leaf has no link and each sender detours it by
+ * its own loads.  sent[i] names the switch sender i's LFT sends the LID to
+ * (0: none); remote[p] the switch behind port p of the leaf (0: none).
+ * A sender votes for the switch it names when that is a parent of the
+ * leaf; ties go to the parent on the lowest port.  Returns the parent, or
+ * 0 when no sender names one.
+ */
+uint16_t oo_peers_parent(const uint16_t *sent, unsigned n,
+			 const uint16_t *remote, unsigned ports);
+
 /* The most up slots a switch numbers (oo_fill_dead_slots()). */
 #define OO_MAX_SLOTS 256
 

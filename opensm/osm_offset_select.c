@@ -285,6 +285,28 @@ int oo_mirror_link(const uint16_t *child, unsigned n, uint16_t want,
 	return (int)i;
 }
 
+uint16_t oo_peers_parent(const uint16_t *sent, unsigned n,
+			 const uint16_t *remote, unsigned ports)
+{
+	unsigned p, q, i, best = 0, votes, most = 0;
+
+	for (p = 0; p < ports; p++) {
+		if (!remote[p])
+			continue;
+		for (q = 0; q < p && remote[q] != remote[p]; q++)
+			;
+		if (q < p)	/* a parallel link: counted with the first */
+			continue;
+		for (i = 0, votes = 0; i < n; i++)
+			votes += sent[i] == remote[p];
+		if (votes > most) {
+			most = votes;
+			best = p;
+		}
+	}
+	return most ? remote[best] : 0;
+}
+
 int oo_child_lane(const uint16_t *child, unsigned n, unsigned digit,
 		  unsigned lane)
 {

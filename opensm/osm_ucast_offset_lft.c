@@ -142,6 +142,12 @@ struct oo_build {
 	   leaf level, a dead slot of its leaf's moved to a live one (see
 	   fill_leaf_slots()) */
 	uint16_t *leaf_slot;
+	/* trees of three levels or more, per destination and LID offset: the
+	   parent of its leaf (switch index + 1) the other leaves send the LID
+	   up to, where its own slot there has no link (see peers_parent());
+	   0 elsewhere */
+	uint16_t *peer_parent;
+	uint16_t *sent;		/* scratch of peers_parent(), per switch */
 	/* per target switch: the plan of the switch being built */
 	struct oo_plan *plans;
 	uint8_t *plan_data;
@@ -1187,6 +1193,9 @@ static int own_cable_down(const struct oo_build *b,
  * those from its own pod do, spread over its down links by its up slots;
  * over parallel links, the cable its own up path takes
  * (own_cable_down()), else the digit of the level below picks the lane.
+ * Where the destination's own slot at its leaf has no link, the other
+ * leaves' detour stands for its own up path (peers_parent()), so that the
+ * flows from other pods come down the way its pod's own flows do.
  * -1 if no candidate leads there.
  */
 static int pick_mirror_link(const struct oo_build *b,
@@ -1198,6 +1207,10 @@ static int pick_mirror_link(const struct oo_build *b,
 	uint16_t child[OO_PORTS];
 	uint16_t own = own_up_path(b, rank, lid_offset, si->level - 1);
 	int k;
+
+	if (!own && si->level == 2 && b->peer_parent)
+		own = b->peer_parent[(size_t)rank * b->lids_per_port +
+				     lid_offset];
 
 	k = own_cable_down(b, si, pl, rank, lid_offset, own);
 	if (k >= 0)
@@ -1415,6 +1428,75 @@ static void build_switch_lft(struct oo_build *b, const struct oo_swinfo *si)
 		sw->p_prof[port].num_paths += b->paths[port];
 }
 
+/* The LFTs of the leaves (leaves set) or of every other switch. */
+static void build_level_lfts(struct oo_build *b, int leaves)
+{
+	unsigned i;
+
+	for (i = 0; i < b->tree.num_sw; i++)
+		if (!b->tree.info[i].level == !!leaves)
+			build_switch_lft(b, &b->tree.info[i]);
+}
+
+/*
+ * The parent of leaf li that most other leaves send lid up to, as their
+ * LFTs have it (oo_peers_parent()); 0 if none sends it to a parent of li.
+ */
+static uint16_t peers_parent(struct oo_build *b, const struct oo_swinfo *li,
+			     unsigned lid)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned i, n = 0;
+
+	for (i = 0; i < t->num_sw; i++) {
+		const struct oo_swinfo *si = &t->info[i];
+		uint8_t out;
+
+		if (si == li || si->level || lid > si->sw->max_lid_ho)
+			continue;
+		out = si->sw->new_lft[lid];
+		if (out != OSM_NO_PATH && out < si->sw->num_ports)
+			b->sent[n++] = si->remote[out];
+	}
+	return oo_peers_parent(b->sent, n, li->remote, li->sw->num_ports);
+}
+
+/*
+ * On trees of three levels or more, once the leaves are built: for every
+ * LID of a CA whose own slot at its leaf has no link, the parent the
+ * other leaves send it up to (peers_parent()).
+ */
+static int find_peer_parents(struct oo_build *b)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned i, o;
+
+	if (t->num_levels < 3)
+		return 0;
+	b->peer_parent = calloc((size_t)b->num_dests * b->lids_per_port + 1,
+				sizeof(uint16_t));
+	b->sent = calloc(t->num_sw + 1, sizeof(uint16_t));
+	if (!b->peer_parent || !b->sent)
+		return -1;
+	for (i = 0; i < b->num_dests; i++) {
+		const struct oo_dest *d = &b->dests[i];
+		const struct oo_swinfo *li;
+
+		if (d->is_switch || !d->leaf)
+			continue;
+		li = &t->info[d->target_idx];
+		if (li->level)
+			continue;
+		for (o = 0; o < b->lids_per_port; o++)
+			if (d->min_lid + o <= d->max_lid &&
+			    !own_up_path(b, i, o, 1))
+				b->peer_parent[(size_t)i * b->lids_per_port +
+					       o] =
+				    peers_parent(b, li, d->min_lid + o);
+	}
+	return 0;
+}
+
 /**********************************************************************
  * The LFT stage of a wrapped engine
  **********************************************************************/
@@ -1426,6 +1508,8 @@ static void free_build(struct oo_build *b)
 	for (l = 0; l < OO_MAX_LEVELS; l++)
 		free(b->slot_base[l]);
 	free(b->leaf_slot);
+	free(b->peer_parent);
+	free(b->sent);
 	free_tree(&b->tree);
 	free(b->dests);
 	free(b->groups);
@@ -1668,8 +1752,12 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule)
 				cl_ntoh64(osm_node_get_node_guid(sw->p_node)));
 			goto fail;
 		}
-		build_switch_lft(b, &b->tree.info[i]);
 	}
+	/* the leaves first: the cores follow their detours (peers_parent()) */
+	build_level_lfts(b, 1);
+	if (find_peer_parents(b))
+		goto fail;
+	build_level_lfts(b, 0);
 
 	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: LFTs of %u switches "
 		"built with port offsetting (%s), %u destinations, LMC %u, "

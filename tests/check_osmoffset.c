@@ -1784,6 +1784,28 @@ START_TEST(mirror_link_follows_the_destinations_up_path)
 }
 END_TEST
 
+START_TEST(peers_parent_is_the_one_most_senders_use)
+{
+	/* a leaf: port 0 none, 1 and 2 to parent 5, 3 to 6, 4 a host, 5 to 8 */
+	static const uint16_t remote[6] = { 0, 5, 5, 6, 0, 8 };
+	static const uint16_t most6[5] = { 6, 5, 6, 9, 6 };
+	static const uint16_t tie[4] = { 8, 5, 5, 8 };
+	/* parallel links count one vote per sender, not one per link */
+	static const uint16_t one_each[3] = { 5, 6, 6 };
+	static const uint16_t strangers[3] = { 0, 9, 12 };
+
+	ck_assert_uint_eq(oo_peers_parent(most6, 5, remote, 6), 6);
+	ck_assert_uint_eq(oo_peers_parent(tie, 4, remote, 6), 5);
+	ck_assert_uint_eq(oo_peers_parent(one_each, 3, remote, 6), 6);
+	/* senders that name no parent of the leaf, or no sender */
+	ck_assert_uint_eq(oo_peers_parent(strangers, 3, remote, 6), 0);
+	ck_assert_uint_eq(oo_peers_parent(most6, 0, remote, 6), 0);
+	/* the ports looked at are the leaf's only */
+	ck_assert_uint_eq(oo_peers_parent(tie, 4, remote, 3), 5);
+	ck_assert_uint_eq(oo_peers_parent(strangers + 1, 1, remote, 6), 0);
+}
+END_TEST
+
 START_TEST(excess_lanes_are_cut)
 {
 	/*
@@ -2326,6 +2348,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
 	tcase_add_test(crd, mirror_link_follows_the_destinations_up_path);
+	tcase_add_test(crd, peers_parent_is_the_one_most_senders_use);
 	tcase_add_test(crd, excess_lanes_are_cut);
 	tcase_add_test(crd, dead_slots_of_a_leaf_fill_its_live_ones);
 	tcase_add_test(crd, dead_slots_spread_a_leafs_lids_evenly);
