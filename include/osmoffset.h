@@ -387,14 +387,21 @@ unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 			     const unsigned *rank);
 
 /*
- * Spines updn's detection leaves out: a switch that is no leaf and no
- * root, is cabled to no root, and has most of its cables (two or more) to
- * leaves stands beside the roots over the same leaves (a spine with a
- * leaf or two fewer, or a second pair of spines over most leaves).
- * Ranked below the leaves it carries no traffic between them: a step from
- * a leaf down to it cannot turn up again.  This makes every such switch a
- * root (rank[s] = 0), when some root exists.  Returns how many; 0 also
- * when out of memory (the roots then stay as found).
+ * Switches updn's detection leaves out beside its roots: where every root
+ * stands at one level (hops from the nearest leaf, over switch cables)
+ * with most of its cables (two or more) to the level below, a switch of
+ * that level that is no root, is cabled to no root and has most of its
+ * cables (two or more) to the level below stands beside them (a spine of
+ * a two-level tree with a leaf or two fewer, a second pair of spines over
+ * most leaves, a top switch of a three-level tree that lost a cable).
+ * Above the spines it must also be as wide as the narrowest root, less one
+ * lost cable: an edge switch without hosts sits at the level of a
+ * director's fabric ASICs too, over a few of its line ASICs only.
+ * Ranked below the switches under it, it would carry no traffic between
+ * them: a step down to it cannot turn up again.  This makes every such
+ * switch a root (rank[s] = 0).  Where the roots stand at different levels
+ * or over other switches than the level below, nothing joins.  Returns
+ * how many; 0 also when out of memory (the roots then stay as found).
  */
 unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
 				   const uint8_t *leaf, unsigned *rank);

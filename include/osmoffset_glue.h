@@ -74,7 +74,10 @@ struct oo_guard_stages {
 	oo_lft_builder stock;
 	oo_lft_builder stock_hops;
 	oo_lft_builder our_hops;
-	void *ctx;		/* of ours and the hop builders */
+	/* the reach pass that fills the tables that stay, or NULL: each
+	   candidate is scored as it will leave them */
+	oo_lft_builder fill;
+	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;
 };
 
@@ -160,6 +163,13 @@ struct oo_path_sls {
  */
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls);
+
+/*
+ * The same on VL0 alone, silently and without SLs: what the stock guard
+ * scores each candidate's tables as.  Returns 0, or -1 (no memory, a
+ * switch without an LFT) with the tables as they were.
+ */
+int oo_reach_fill_vl0(struct osm_opensm *osm);
 
 /* The SL of the route from slid to dlid (host order): 0 off the map. */
 uint8_t oo_path_sl(const struct oo_path_sls *sls, uint16_t slid,

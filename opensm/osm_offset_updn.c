@@ -239,21 +239,6 @@ static int cabled_to_root(const struct oo_updn_graph *g, const unsigned *rank,
 	return 0;
 }
 
-/* Most of s's cables lead to leaves, and at least two. */
-static int mostly_over_leaves(const struct oo_updn_graph *g,
-			      const uint8_t *leaf, unsigned s)
-{
-	unsigned i, to_leaves = 0, cables = 0;
-
-	for (i = g->first[s]; i < g->first[s + 1]; i++) {
-		if (!(g->link[i].flags & OO_LINK_DIRECT))
-			continue;
-		cables++;
-		to_leaves += leaf[g->link[i].to];
-	}
-	return to_leaves >= 2 && 2 * to_leaves > cables;
-}
-
 unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 			     const unsigned *rank)
 {
@@ -264,23 +249,112 @@ unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 	return n;
 }
 
+/* Hops from the nearest leaf over switch cables (OO_UPDN_NO_RANK: none). */
+static void leaf_levels(const struct oo_updn_graph *g, const uint8_t *leaf,
+			unsigned *lvl, unsigned *queue)
+{
+	unsigned head = 0, tail = 0, s, i;
+
+	for (s = 0; s < g->num_sw; s++) {
+		lvl[s] = leaf[s] ? 0 : OO_UPDN_NO_RANK;
+		if (leaf[s])
+			queue[tail++] = s;
+	}
+	while (head < tail) {
+		unsigned u = queue[head++];
+
+		for (i = g->first[u]; i < g->first[u + 1]; i++) {
+			const struct oo_updn_link *l = &g->link[i];
+
+			if (!(l->flags & OO_LINK_DIRECT) ||
+			    lvl[l->to] != OO_UPDN_NO_RANK)
+				continue;
+			lvl[l->to] = lvl[u] + 1;
+			queue[tail++] = l->to;
+		}
+	}
+}
+
+/*
+ * How many of s's cables lead one level down, where they are most of
+ * them and at least two; else 0.
+ */
+static unsigned cables_down(const struct oo_updn_graph *g,
+			    const unsigned *lvl, unsigned s)
+{
+	unsigned i, below = 0, cables = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		if (!(g->link[i].flags & OO_LINK_DIRECT))
+			continue;
+		cables++;
+		below += lvl[g->link[i].to] + 1 == lvl[s];
+	}
+	return below >= 2 && 2 * below > cables ? below : 0;
+}
+
+/*
+ * The level of the roots, where they all stand at one level over the one
+ * below (most of their cables down to it), and in *fewest the fewest
+ * cables down a root has; 0 where they do not.
+ */
+static unsigned roots_level(const struct oo_updn_graph *g,
+			    const unsigned *lvl, const unsigned *rank,
+			    unsigned *fewest)
+{
+	unsigned s, level = 0, down;
+
+	*fewest = 0;
+	for (s = 0; s < g->num_sw; s++) {
+		if (rank[s])
+			continue;
+		if (!lvl[s] || lvl[s] == OO_UPDN_NO_RANK ||
+		    (level && lvl[s] != level) ||
+		    !(down = cables_down(g, lvl, s)))
+			return 0;
+		level = lvl[s];
+		if (!*fewest || down < *fewest)
+			*fewest = down;
+	}
+	return level;
+}
+
+/*
+ * Whether s stands beside the roots: at their level, cabled to none of
+ * them, most of its cables one level down; above the spines, also as
+ * wide as the narrowest root less one lost cable (an edge switch without
+ * hosts is at the level of a director's fabric ASICs too, but over a few
+ * of its line ASICs only).
+ */
+static int beside_roots(const struct oo_updn_graph *g, const unsigned *lvl,
+			const unsigned *rank, unsigned level,
+			unsigned fewest, unsigned s)
+{
+	unsigned down;
+
+	if (!rank[s] || lvl[s] != level || cabled_to_root(g, rank, s))
+		return 0;
+	down = cables_down(g, lvl, s);
+	return down && (level == 1 || down + 1 >= fewest);
+}
+
 unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
 				   const uint8_t *leaf, unsigned *rank)
 {
-	uint8_t *add = calloc(g->num_sw + 1, 1);
-	unsigned s, added = 0, roots = oo_updn_count_roots(g, rank);
+	unsigned *lvl = calloc(2 * (size_t)g->num_sw + 1, sizeof(*lvl));
+	unsigned s, added = 0, level, fewest;
 
-	if (!add)
+	if (!lvl)
 		return 0;
-	for (s = 0; roots && s < g->num_sw; s++)
-		if (rank[s] && !leaf[s] && !cabled_to_root(g, rank, s) &&
-		    mostly_over_leaves(g, leaf, s)) {
-			add[s] = 1;
-			added++;
-		}
-	for (s = 0; s < g->num_sw; s++)
-		if (add[s])
-			rank[s] = 0;
-	free(add);
+	leaf_levels(g, leaf, lvl, lvl + g->num_sw);
+	level = roots_level(g, lvl, rank, &fewest);
+	for (s = 0; level && s < g->num_sw; s++)
+		if (beside_roots(g, lvl, rank, level, fewest, s))
+			/* the BFS queue is spent: it lists them now, so that
+			   none joins before all are found */
+			lvl[g->num_sw + added++] = s;
+	for (s = 0; s < added; s++)
+		rank[lvl[g->num_sw + s]] = 0;
+	free(lvl);
 	return added;
 }

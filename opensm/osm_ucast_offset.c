@@ -118,6 +118,14 @@ static int wrap_build_lid_matrices(void *context)
 	return w->orig.build_lid_matrices(w->orig.context);
 }
 
+/* The reach pass on VL0, as the stock guard scores the tables with it. */
+static int fill_for_guard(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_reach_fill_vl0(plugin->osm);
+}
+
 /* Port offsetting's LFTs, under the stock guard if it is on. */
 static int build_guarded(struct oo_plugin *plugin)
 {
@@ -126,6 +134,7 @@ static int build_guarded(struct oo_plugin *plugin)
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,
+		.fill = plugin->opts.reach_all ? fill_for_guard : NULL,
 	};
 
 	if (!plugin->opts.stock_guard)

@@ -93,6 +93,8 @@ struct oo_guard {
 	   and lft_stock are over roots port offsetting completed */
 	uint32_t *prof_own;
 	uint8_t *lft_own;
+	/* the tables in place while a scoring fills them (st->fill) */
+	uint8_t *lft_unfilled;
 	struct oo_eval_work work;
 	double stock_cpu;	/* of the stock LFT stage */
 };
@@ -114,6 +116,7 @@ static void free_guard(struct oo_guard *g)
 	free(g->stock_row);
 	free(g->prof_own);
 	free(g->lft_own);
+	free(g->lft_unfilled);
 	oo_eval_work_free(&g->work);
 }
 
@@ -359,6 +362,27 @@ static void copy_lfts(const struct oo_guard *g, uint8_t *buf, int out)
 	}
 }
 
+/*
+ * Score the tables in place as the reach pass will leave them (st->fill):
+ * both stages leave holes where up/down routing cannot go, and the pass
+ * fills what it can of them whichever tables stay, so a candidate is
+ * judged by the flows that stay lost after it and by the load its fills
+ * add.  The tables in place are as before on return.
+ */
+static void score_tables(struct oo_guard *g, const struct oo_guard_stages *st,
+			 struct oo_eval_score *score)
+{
+	int filled = 0;
+
+	if (g->lft_unfilled) {
+		copy_lfts(g, g->lft_unfilled, 1);
+		filled = !st->fill(st->ctx);
+	}
+	score_cells(g, score);
+	if (filled)
+		copy_lfts(g, g->lft_unfilled, 0);
+}
+
 static void log_scores(const struct oo_guard *g, const char *who,
 		       const struct oo_eval_score *score)
 {
@@ -565,7 +589,8 @@ static unsigned mark_losing_offsets(const struct oo_guard *g,
  * Returns 1 with the mix in place when it scores at least as well in
  * every cell, 0 otherwise (the caller puts the stock tables back).
  */
-static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
+static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
+		   const struct oo_eval_score *ours,
 		   const struct oo_eval_score *stock,
 		   struct oo_eval_score *mixed)
 {
@@ -608,7 +633,7 @@ static int try_mix(struct oo_guard *g, const struct oo_eval_score *ours,
 			continue;
 		lost += n;
 		mix_lfts(g, mark, offset);
-		score_cells(g, mixed);
+		score_tables(g, st, mixed);
 	}
 	ok = lost && first_loss(g, mixed, stock) < 0;
 	if (ok) {
@@ -669,7 +694,7 @@ static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
 	}
 	save_profiles(g, g->prof_own);
 	copy_lfts(g, g->lft_own, 1);
-	score_cells(g, own);
+	score_tables(g, st, own);
 	log_scores(g, "stock over its own roots", own);
 	return 0;
 }
@@ -717,7 +742,7 @@ static int compare_with_stock(struct oo_guard *g,
 	g->stock_cpu = oo_thread_cpu_seconds() - g->stock_cpu;
 	save_profiles(g, g->prof_stock);
 	copy_lfts(g, g->lft_stock, 1);
-	score_cells(g, theirs);
+	score_tables(g, st, theirs);
 	log_scores(g, st->stock_hops ? "stock over the completed roots" :
 		   "stock", theirs);
 	if (st->stock_hops) {
@@ -737,7 +762,7 @@ static int compare_with_stock(struct oo_guard *g,
 		goto ours_back;
 	}
 	log_loss(g, "port offsetting's LFTs", ours, own);
-	if (try_mix(g, ours, own, mixed))
+	if (try_mix(g, st, ours, own, mixed))
 		goto our_hops;
 	log_loss(g, "a mix of both would", mixed, own);
 	/* the stock engine's own tables; its hop tables are in place */
@@ -774,7 +799,8 @@ int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 	if (prepare_guard(&g) ||
 	    !(g.prof_before = malloc(sizeof(uint32_t) *
 				     (total_ports(&g) + 1))) ||
-	    !(ours = calloc(g.num_cells + 1, sizeof(*ours)))) {
+	    !(ours = calloc(g.num_cells + 1, sizeof(*ours))) ||
+	    (st->fill && !(g.lft_unfilled = malloc(total_lft(&g) + 1)))) {
 		OSM_LOG(g.log, OSM_LOG_ERROR, "ERR 9F08: stock guard: no "
 			"memory; port offsetting's LFTs are used unchecked\n");
 		free_guard(&g);
@@ -788,7 +814,7 @@ int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 	}
 	ret = 0;
 	cpu = oo_thread_cpu_seconds();
-	score_cells(&g, ours);
+	score_tables(&g, st, ours);
 	log_scores(&g, "offsetting", ours);
 	if (!st->stock)
 		OSM_LOG(g.log, OSM_LOG_INFO, "osmoffset: stock guard: "

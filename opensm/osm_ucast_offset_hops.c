@@ -481,10 +481,10 @@ static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 	h->roots_completed = added > 0;
 	if (added)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u switches beside "
-			"updn's roots over the same leaves (cabled to no root, "
-			"most cables to leaves) join them as roots: %u roots; "
-			"ranked below the leaves they would carry no traffic "
-			"between them\n", added, h->num_roots);
+			"updn's roots (at their level, cabled to no root, most "
+			"cables one level down) join them as roots: %u roots; "
+			"ranked below the switches under them they would carry "
+			"no traffic between them\n", added, h->num_roots);
 }
 
 /*

@@ -218,6 +218,28 @@ static void dump_path_sls(osm_opensm_t *osm, const struct oo_path_sls *sls,
 	fclose(f);
 }
 
+int oo_reach_fill_vl0(struct osm_opensm *osm)
+{
+	struct oo_reach_net net;
+	struct oo_reach_result res;
+	struct oo_glue_net gn;
+	struct oo_ca_ports ca;
+	uint16_t *sw_lid = NULL;
+	uint8_t *minor = NULL;
+	int ret;
+
+	memset(&gn, 0, sizeof(gn));
+	memset(&ca, 0, sizeof(ca));
+	ret = prepare_net(&net, &gn, &ca, &sw_lid, &minor, osm);
+	if (!ret)
+		ret = oo_reach_fill_vls(&net, 1, &res, NULL);
+	oo_glue_net_free(&gn);
+	oo_ca_ports_free(&ca);
+	free(sw_lid);
+	free(minor);
+	return ret ? -1 : 0;
+}
+
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls)
 {

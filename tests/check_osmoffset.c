@@ -851,6 +851,88 @@ START_TEST(updn_spines_beside_the_roots_join_them)
 }
 END_TEST
 
+/*
+ * A three-level tree: leaves L0-L3, middle switches M0-M3 (M0, M1 over L0,
+ * L1; M2, M3 over L2, L3), top switches T0 and T1 over every middle one,
+ * but M3 lost its cable to T0.  updn's detection found T0 only.
+ */
+enum { L0, L1, L2, L3, M0, M1, M2, M3, T0, T1, NSW3 };
+
+static const unsigned tree3_cables[][2] = {
+	{ L0, M0 }, { L0, M1 }, { L1, M0 }, { L1, M1 },
+	{ L2, M2 }, { L2, M3 }, { L3, M2 }, { L3, M3 },
+	{ M0, T0 }, { M1, T0 }, { M2, T0 },
+	{ M0, T1 }, { M1, T1 }, { M2, T1 }, { M3, T1 },
+};
+
+#define NCABLES3 (sizeof(tree3_cables) / sizeof(tree3_cables[0]))
+
+static unsigned tree3_first[NSW3 + 1];
+static struct oo_updn_link tree3_links[2 * NCABLES3];
+static unsigned tree3_rank[NSW3];
+static uint64_t tree3_id[NSW3];
+
+/* Each switch's links in cable order, ports numbered from 1. */
+static struct oo_updn_graph tree3(void)
+{
+	struct oo_updn_graph g = { NSW3, 8, tree3_first, tree3_links,
+				   tree3_rank, tree3_id };
+	unsigned s, c, n = 0;
+
+	for (s = 0; s < NSW3; s++) {
+		tree3_first[s] = n;
+		for (c = 0; c < NCABLES3; c++) {
+			const unsigned *e = tree3_cables[c];
+			struct oo_updn_link *l = &tree3_links[n];
+
+			if (e[0] != s && e[1] != s)
+				continue;
+			memset(l, 0, sizeof(*l));
+			l->to = e[0] == s ? e[1] : e[0];
+			l->port = (uint8_t)(n - tree3_first[s] + 1);
+			l->flags = OO_LINK_RANKS | OO_LINK_ROUTES |
+			    OO_LINK_DIRECT | OO_LINK_HEALTHY;
+			n++;
+		}
+		tree3_rank[s] = OO_UPDN_NO_RANK;
+		tree3_id[s] = 100 * (s + 1);
+	}
+	tree3_first[NSW3] = n;
+	tree3_rank[T0] = 0;
+	return g;
+}
+
+START_TEST(updn_top_switches_beside_the_roots_join_them)
+{
+	struct oo_updn_graph g = tree3();
+	uint8_t leaf[NSW3] = { 1, 1, 1, 1 };
+	unsigned s;
+
+	/* T1 stands beside T0; M3, cabled to no root and mostly over
+	   leaves, is a level below them and stays */
+	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, tree3_rank), 1);
+	ck_assert_uint_eq(tree3_rank[T1], 0);
+	for (s = L0; s <= M3; s++)
+		ck_assert_uint_eq(tree3_rank[s], OO_UPDN_NO_RANK);
+
+	/* roots at two levels: nothing joins */
+	g = tree3();
+	tree3_rank[M0] = 0;
+	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, tree3_rank), 0);
+	ck_assert_uint_eq(tree3_rank[T1], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(tree3_rank[M3], OO_UPDN_NO_RANK);
+
+	/* a middle switch as the only root, with as many cables up as down:
+	   no level of spines to stand beside, nothing joins */
+	g = tree3();
+	tree3_rank[T0] = OO_UPDN_NO_RANK;
+	tree3_rank[M0] = 0;
+	ck_assert_uint_eq(oo_updn_add_sibling_roots(&g, leaf, tree3_rank), 0);
+	for (s = L0; s <= T1; s++)
+		ck_assert_uint_eq(tree3_rank[s], s == M0 ? 0 : OO_UPDN_NO_RANK);
+}
+END_TEST
+
 START_TEST(updn_hops_never_turn_down_then_up)
 {
 	struct oo_updn_graph g = diamond();
@@ -2360,6 +2442,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_hops_never_turn_down_then_up);
 	tcase_add_test(hop, updn_leaf_roots_are_left_out);
 	tcase_add_test(hop, updn_spines_beside_the_roots_join_them);
+	tcase_add_test(hop, updn_top_switches_beside_the_roots_join_them);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);
 	suite_add_tcase(s, hop);
 

@@ -70,7 +70,7 @@ def routed(tmp_path_factory):
         return {k: (a.result(), b.result()) for k, (a, b) in jobs.items()}
 
 
-COMPLETED = "switches beside updn's roots over the same leaves"
+COMPLETED = "switches beside updn's roots (at their level"
 OWN_ROOTS_STAY = "built them, over its own roots"
 
 

@@ -234,7 +234,7 @@ def test_guard_answers_to_stock_over_its_own_roots(tmp_path):
         runs[mode] = out
     with open(str(runs["on"] / "osm.log"), errors="replace") as f:
         log = f.read()
-    assert "2 switches beside updn's roots over the same leaves" in log
+    assert "2 switches beside updn's roots (at their level" in log
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "quarter job 3 base (0.4119" in log
     assert "a mix of both would score lower than the stock ones in " \

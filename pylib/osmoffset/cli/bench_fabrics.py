@@ -22,8 +22,14 @@ Fabrics:
   directors with and without SHARP nodes, an 8-rail three-level
   SuperPOD-like tree with and without, tapered EDR edges with dual-HCA
   nodes; 1,008 to 1,512 hosts), generated with gen-fabric into OUT/fabrics;
+  variants (var-*): shapes of the same kinds at 64 to 512 hosts drawn with
+  other parameters and seeds (tapered, doubled and missing cables,
+  directors, pods, rails, management HCAs on spines, SHARP nodes, a
+  3-level tree whose top switches updn's detection mostly misses),
+  generated likewise; analogs and variants are routed with --roots none
+  (updn finds its roots as on a dump);
   every --net FILE (repeatable), named by its file name.
---quick leaves out the real dumps and the analogs.
+--quick leaves out the real dumps, the analogs and the variants.
 
 Engines:
   updn     stock updn (roots from the net file's updn-root lines if any)
@@ -47,7 +53,9 @@ in are reported.
 Figures: base = shift efficiency with every rank sending to its peer's
 base LID; spread = traffic striped over the 2^LMC LIDs (LMC > 0).  Every
 figure of 'ours' below stock updn's figure of the same fabric, LMC, order
-and traffic is flagged (bold, with a down-arrow) and counted.
+and traffic is flagged (bold, with a down-arrow) and counted, with the
+host/LID pairs each leaves without a route (a pair stock updn does not
+route loads no link in its figure).
 
 Runs are cached in OUT/runs/FABRIC/ENGINE/lmcN (key: osm-sim arguments,
 net file and plugin hashes); cells that failed are redone, --force redoes
@@ -87,7 +95,8 @@ def build_parser():
     add_cell_options(p, PROG, "converted fabrics")
     p.add_argument("--quick", action="store_true",
                    help="the curated sim-topologies fabrics (and --net) "
-                        "only, no real dumps or analogs: a smoke test")
+                        "only, no real dumps, analogs or variants: a "
+                        "smoke test")
     p.add_argument("--fabrics", metavar="NAMES",
                    help="comma-separated fabric names (default: all)")
     p.add_argument("--net", action="append", default=[], metavar="FILE",
