@@ -492,10 +492,13 @@ def test_reach_pass_fills_the_hcas_holes_before_the_sharp_nodes(tmp_path):
     that runs the SM or the SHARP manager loses the fewest pairs: with
     every hole at stake in one pass (before), the management HCAs lost 12
     pairs (2 to each other, 10 to SHARP nodes) and the SHARP nodes 50; now
-    10 and 55.  Every compute host reaches every LID either way."""
+    10 and 55.  Every compute host reaches every LID either way.  The
+    stock guard is off so that the pass works on port offsetting's own
+    tables (with it on, the guard now takes a mix here, see
+    test_guard_keeps_the_management_hcas_routes)."""
     need_mode("on")
     out = tmp_path / "on"
-    route_dir_sharp(dir_sharp_net(tmp_path), out, 0)
+    route_dir_sharp(dir_sharp_net(tmp_path), out, 0, ["stock_guard=off"])
     assert unreachable_by_kind(out) == {
         ("mgmt", "mgmt"): 1, ("mgmt", "sharp"): 9,
         ("sharp", "mgmt"): 7, ("sharp", "sharp"): 48}
@@ -504,17 +507,45 @@ def test_reach_pass_fills_the_hcas_holes_before_the_sharp_nodes(tmp_path):
     assert not res["credit_loop"], res["credit_cycle"]
 
 
-@pytest.mark.parametrize("lmc,routes", [(0, 55), (2, 318)])
+def test_guard_keeps_the_management_hcas_routes(tmp_path):
+    """The same director fabric with the stock guard on (the default).
+    Scored as the reach pass leaves them, port offsetting's tables lose
+    one flow between the management HCAs (a turn no loop-free set on VL0
+    takes), stock updn's none, so ours lose leaf order on flows without
+    a route (before, the guard counted them before the pass, where stock
+    lost more, and kept ours: one management HCA pair without a route).
+    The mix gives the two job blocks that lost to the stock routes: every
+    management HCA reaches every other, and leaf order stays above the
+    stock tables' (0.273 against 0.234; ours alone 0.335)."""
+    need_mode("on")
+    net = dir_sharp_net(tmp_path)
+    out = tmp_path / "guard"
+    log = route_dir_sharp(net, out, 0)
+    assert "port offsetting's LFTs score lower than the stock ones in " \
+        "leaf order base (0.3352, 1 flows lost, against 0.2341, 0)" in log
+    assert "the flows of 2 job blocks or LID offsets where port " \
+        "offsetting lost take the stock routes" in log
+    assert unreachable_by_kind(out) == {
+        ("mgmt", "sharp"): 8, ("sharp", "mgmt"): 9, ("sharp", "sharp"): 55}
+    res = analyse_dir(out)
+    # the stock tables' figure the guard logged (stock updn itself finds
+    # no root here and falls back to minhop)
+    assert res["shift"]["base"]["efficiency"] > 0.2341
+    assert not res["credit_loop"], res["credit_cycle"]
+
+
+@pytest.mark.parametrize("lmc,routes", [(0, 64), (2, 318)])
 def test_reach_vls_reaches_every_lid_on_lanes_without_a_loop(tmp_path, lmc,
                                                               routes):
     """The same director fabric with reach_vls=4 and OpenSM's QoS on: the
-    holes no loop-free set on VL0 takes (65 CA/LID pairs at LMC 0, see
-    above) are filled all the same, and each route only those fills
+    holes no loop-free set on VL0 takes are filled all the same, and each route only those fills
     deliver gets SL 1 (VL1) in osmoffset-path-sl.dump.  Every CA then
     reaches every LID; lft-analyze finds no credit loop on either lane
     when it puts each route on the lane of its SL, and finds one when it
     puts them all on VL0, so the second lane is what keeps it loop-free.
-    One lane above VL0 is enough here: the dump says 'lanes 2'."""
+    One lane above VL0 is enough here: the dump says 'lanes 2'.  (The
+    guard keeps a mix at LMC 0, 72 pairs left on VL0, and the stock
+    tables at LMC 2.)"""
     need_mode("on")
     net = dir_sharp_net(tmp_path)
     out = tmp_path / "vls"
@@ -588,8 +619,8 @@ def test_top_switches_updn_left_out_join_the_roots(tmp_path):
     (before: no top joined; 3 middle switches over leaves did, up/down
     over that mix left 1,920 host flows without a route, and the stock
     guard fell back to stock updn, 0.217 in leaf order).  Over the 16
-    roots the guard keeps ours: 0.397 (dfsssp 0.356, docs of the sweep in
-    the session note), every pair routed, no credit loop."""
+    roots the guard keeps ours: 0.397 (dfsssp 0.356; var-kary-links in
+    docs/fabrics.md), every pair routed, no credit loop."""
     need_mode("on")
     gen = ["kary", "--k", "4", "--levels", "3", "--remove-links", "0.06",
            "--seed", "10"]
