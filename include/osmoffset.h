@@ -140,6 +140,16 @@ unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
 			unsigned slots);
 
 /*
+ * The same where the LIDs of a port may spread over the whole ring of
+ * slots: where lids does not divide slots, LID offset o takes the slot
+ * ceil(o x slots / lids) further on, so that the LIDs of one port lie
+ * evenly around the ring rather than side by side (at a level with one
+ * link per parent, where consecutive slots are just other parents).
+ */
+unsigned oo_stride_slot(unsigned base, unsigned lid_offset, unsigned lids,
+			unsigned slots);
+
+/*
  * The live slot a LID takes at a switch that has links toward its
  * destination in live of its slots only (a degraded tree): the coordinated
  * rule over the live slots instead of all of them, as Dmodc does

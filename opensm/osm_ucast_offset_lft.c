@@ -807,12 +807,27 @@ static const struct oo_plan *plan_for(struct oo_build *b,
 	return pl;
 }
 
+/*
+ * A further LID offset's slot from its base LID's: side by side
+ * (oo_offset_slot()) where the level has parallel lanes, whose slot
+ * ring comes back to a parent every P slots; around the ring
+ * (oo_stride_slot()) where each slot is a parent of its own.
+ */
+static unsigned offset_slot(const struct oo_build *b, unsigned level,
+			    unsigned base, unsigned lid_offset, unsigned slots)
+{
+	if (b->tree.level_trunks[level] <= 1)
+		return oo_stride_slot(base, lid_offset, b->lids_per_port,
+				      slots);
+	return oo_offset_slot(base, lid_offset, b->lids_per_port, slots);
+}
+
 /* The up slot a LID of the destination of this rank takes by its digits. */
 static unsigned digit_slot(const struct oo_build *b, unsigned level,
 			   unsigned rank, unsigned lid_offset)
 {
-	return oo_offset_slot(b->slot_base[level][rank], lid_offset,
-			      b->lids_per_port, b->tree.level_slots[level]);
+	return offset_slot(b, level, b->slot_base[level][rank], lid_offset,
+			   b->tree.level_slots[level]);
 }
 
 /* The up slot a LID of the destination of this rank takes at a level. */
@@ -835,7 +850,7 @@ static unsigned dest_slot(const struct oo_build *b, const struct oo_swinfo *si,
 		return level_slot(b, si->level, rank, lid_offset);
 	base = oo_coordinated_slot(rank, b->tree.divisor[si->level], 0,
 				   si->slots);
-	return oo_offset_slot(base, lid_offset, b->lids_per_port, si->slots);
+	return offset_slot(b, si->level, base, lid_offset, si->slots);
 }
 
 /* Mark, in avoid, every slot that leads to the switch behind remote. */

@@ -405,6 +405,40 @@ START_TEST(offset_slots_stay_in_aligned_blocks)
 }
 END_TEST
 
+START_TEST(stride_slots_spread_a_ports_lids_around_the_ring)
+{
+	unsigned slots, lids, base, o;
+
+	/* 6 tapered uplinks, LMC 2: 0, 2, 3, 5 steps on, not 0-3 */
+	ck_assert_uint_eq(oo_stride_slot(4, 0, 4, 6), 4);
+	ck_assert_uint_eq(oo_stride_slot(4, 1, 4, 6), 0);
+	ck_assert_uint_eq(oo_stride_slot(4, 2, 4, 6), 1);
+	ck_assert_uint_eq(oo_stride_slot(4, 3, 4, 6), 3);
+	/* 9 uplinks, LMC 1: the other LID 5 steps on */
+	ck_assert_uint_eq(oo_stride_slot(7, 1, 2, 9), 3);
+	/* where lids divide the slots: the aligned blocks */
+	ck_assert_uint_eq(oo_stride_slot(6, 3, 4, 16),
+			  oo_offset_slot(6, 3, 4, 16));
+	ck_assert_uint_eq(oo_stride_slot(3, 1, 0, 0), 0);
+
+	for (slots = 1; slots <= 40; slots++)
+		for (lids = 2; lids <= 8; lids *= 2)
+			for (base = 0; base < slots; base++) {
+				unsigned seen[40] = { 0 };
+
+				for (o = 0; o < lids; o++)
+					seen[oo_stride_slot(base, o, lids,
+							    slots)]++;
+				/* as many distinct slots as there are, and
+				   no slot twice before every one has a LID */
+				for (o = 0; o < slots; o++)
+					ck_assert_uint_le(seen[o],
+							  (lids + slots - 1) /
+							  slots);
+			}
+}
+END_TEST
+
 START_TEST(offset_detour_keeps_off_the_ports_own_switches)
 {
 	const uint8_t live[4] = { 1, 1, 0, 1 };
@@ -2422,6 +2456,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, two_level_shift_is_congestion_free);
 	tcase_add_test(crd, three_level_shift_is_congestion_free);
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
+	tcase_add_test(crd, stride_slots_spread_a_ports_lids_around_the_ring);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, sibling_lane_takes_the_same_parent);
