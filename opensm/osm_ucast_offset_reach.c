@@ -38,41 +38,58 @@
 #include "osmoffset.h"
 #include "osmoffset_glue.h"
 
-/* The arrays oo_reach_fill() reads, from the subnet. */
-static int prepare_net(struct oo_reach_net *net, struct oo_glue_net *gn,
-		       struct oo_ca_ports *ca, uint16_t **sw_lid,
-		       uint8_t **minor, osm_opensm_t *osm)
+/* The arrays oo_reach_fill() reads, from the subnet, and what owns them. */
+struct reach_glue {
+	struct oo_reach_net net;
+	struct oo_glue_net gn;
+	struct oo_ca_ports ca;
+	uint16_t *sw_lid;
+	uint8_t *minor;
+};
+
+static void free_net(struct reach_glue *rg)
 {
+	oo_glue_net_free(&rg->gn);
+	oo_ca_ports_free(&rg->ca);
+	free(rg->sw_lid);
+	free(rg->minor);
+}
+
+/* 0, or -1 (no memory) or 1 (a switch without an LFT); free_net() after. */
+static int prepare_net(struct reach_glue *rg, osm_opensm_t *osm)
+{
+	struct oo_reach_net *net = &rg->net;
 	unsigned s, d;
 
-	if (oo_glue_net_build(gn, osm))
+	memset(rg, 0, sizeof(*rg));
+	if (oo_glue_net_build(&rg->gn, osm))
 		return -1;
-	*sw_lid = calloc(gn->num_sw + 1, sizeof(**sw_lid));
-	if (!*sw_lid || oo_ca_ports_alloc(ca, osm, 1))
+	rg->sw_lid = calloc(rg->gn.num_sw + 1, sizeof(*rg->sw_lid));
+	if (!rg->sw_lid || oo_ca_ports_alloc(&rg->ca, osm, 1))
 		return -1;
-	for (s = 0; s < gn->num_sw; s++) {
-		if (!gn->lft[s])
+	for (s = 0; s < rg->gn.num_sw; s++) {
+		if (!rg->gn.lft[s])
 			return 1;
-		(*sw_lid)[s] = cl_ntoh16(osm_node_get_base_lid(gn->sw[s]->p_node,
-							       0));
+		rg->sw_lid[s] = cl_ntoh16(osm_node_get_base_lid(
+						rg->gn.sw[s]->p_node, 0));
 	}
-	net->num_sw = gn->num_sw;
-	net->stride = gn->stride;
-	net->next = gn->next;
-	net->rport = gn->rport;
-	net->lft = gn->lft;
-	net->lft_len = gn->lft_len;
-	net->sw_lid = *sw_lid;
-	net->num_dests = oo_glue_ca_ports(osm, 1, ca);
-	*minor = calloc(net->num_dests + 1, sizeof(**minor));
-	if (!*minor)
+	net->num_sw = rg->gn.num_sw;
+	net->stride = rg->gn.stride;
+	net->next = rg->gn.next;
+	net->rport = rg->gn.rport;
+	net->lft = rg->gn.lft;
+	net->lft_len = rg->gn.lft_len;
+	net->sw_lid = rg->sw_lid;
+	net->num_dests = oo_glue_ca_ports(osm, 1, &rg->ca);
+	rg->minor = calloc(net->num_dests + 1, sizeof(*rg->minor));
+	if (!rg->minor)
 		return -1;
 	for (d = 0; d < net->num_dests; d++)
-		(*minor)[d] = (uint8_t)oo_is_aggregation_node(ca->desc[d]);
-	net->dest_sw = ca->sw;
-	net->dest_port = ca->port;
-	net->dest_lid = ca->lid;
-	net->dest_minor = *minor;
+		rg->minor[d] = (uint8_t)oo_is_aggregation_node(rg->ca.desc[d]);
+	net->dest_sw = rg->ca.sw;
+	net->dest_port = rg->ca.port;
+	net->dest_lid = rg->ca.lid;
+	net->dest_minor = rg->minor;
 	net->lids_per_port = 1U << osm->subn.opt.lmc;
 	return 0;
 }
@@ -220,23 +237,13 @@ static void dump_path_sls(osm_opensm_t *osm, const struct oo_path_sls *sls,
 
 int oo_reach_fill_vl0(struct osm_opensm *osm)
 {
-	struct oo_reach_net net;
+	struct reach_glue rg;
 	struct oo_reach_result res;
-	struct oo_glue_net gn;
-	struct oo_ca_ports ca;
-	uint16_t *sw_lid = NULL;
-	uint8_t *minor = NULL;
-	int ret;
+	int ret = prepare_net(&rg, osm);
 
-	memset(&gn, 0, sizeof(gn));
-	memset(&ca, 0, sizeof(ca));
-	ret = prepare_net(&net, &gn, &ca, &sw_lid, &minor, osm);
 	if (!ret)
-		ret = oo_reach_fill_vls(&net, 1, &res, NULL);
-	oo_glue_net_free(&gn);
-	oo_ca_ports_free(&ca);
-	free(sw_lid);
-	free(minor);
+		ret = oo_reach_fill_vls(&rg.net, 1, &res, NULL);
+	free_net(&rg);
 	return ret ? -1 : 0;
 }
 
@@ -244,25 +251,19 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls)
 {
 	double cpu = oo_thread_cpu_seconds();
-	struct oo_reach_net net;
+	struct reach_glue rg;
 	struct oo_reach_result res;
-	struct oo_glue_net gn;
-	struct oo_ca_ports ca;
-	uint16_t *sw_lid = NULL;
-	uint8_t *minor = NULL;
 	unsigned asked = vls;
 	int ret;
 
 	oo_path_sls_free(sls);
 	vls = usable_lanes(osm, asked);
-	memset(&gn, 0, sizeof(gn));
-	memset(&ca, 0, sizeof(ca));
-	ret = prepare_net(&net, &gn, &ca, &sw_lid, &minor, osm);
+	ret = prepare_net(&rg, osm);
 	/* where the routes start, before any fill that needs an SL */
 	if (!ret && vls > 1)
-		ret = index_sources(sls, &net);
+		ret = index_sources(sls, &rg.net);
 	if (!ret)
-		ret = oo_reach_fill_vls(&net, vls, &res, &sls->map);
+		ret = oo_reach_fill_vls(&rg.net, vls, &res, &sls->map);
 	if (!ret) {
 		if (res.layered)
 			sls->lanes = res.top_sl + 1;
@@ -272,12 +273,9 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		/* even when no lane could be used: no stale SLs left in the
 		   dump */
 		if (asked > 1)
-			dump_path_sls(osm, sls, &gn);
+			dump_path_sls(osm, sls, &rg.gn);
 	}
-	oo_glue_net_free(&gn);
-	oo_ca_ports_free(&ca);
-	free(sw_lid);
-	free(minor);
+	free_net(&rg);
 	if (ret) {
 		oo_path_sls_free(sls);
 		OSM_LOG(&osm->log, OSM_LOG_ERROR, "ERR 9F09: reach pass: %s; "

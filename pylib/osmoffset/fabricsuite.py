@@ -72,6 +72,9 @@ ANALOGS = [
       "--lines", "36", "--fabrics", "18", "--random-guids", "--link",
       "4xEDR"]),
 ]
+DIR_EDR = ["cluster", "--radix", "36", "--directors", "2", "--lines", "12",
+           "--fabrics", "6", "--edges", "20", "--empty-edges", "3",
+           "--hosts-per-edge", "16", "--uplinks", "8", "--core-hosts", "4"]
 # shapes in the spirit of the analogs, at 64 to 512 hosts, drawn with other
 # parameters and seeds: how the rules fare on shapes they were not tuned
 # on (a sweep over them found two faults, since mended): name, what, args
@@ -88,16 +91,10 @@ VARIANTS = [
       "--remove-links", "0.04", "--seed", "3", "--link", "4xHDR"]),
     ("var-dir-edr", "two EDR directors (12 line, 6 fabric ASICs each) under "
      "20 edges and 3 empty ones, 4 management HCAs on line ASICs",
-     ["cluster", "--radix", "36", "--directors", "2", "--lines", "12",
-      "--fabrics", "6", "--edges", "20", "--empty-edges", "3",
-      "--hosts-per-edge", "16", "--uplinks", "8", "--core-hosts", "4",
-      "--seed", "4", "--link", "4xEDR"]),
+     DIR_EDR + ["--seed", "4", "--link", "4xEDR"]),
     ("var-dir-edr-sharp", "the same with a SHARP node on every ASIC "
      "(another seed)",
-     ["cluster", "--radix", "36", "--directors", "2", "--lines", "12",
-      "--fabrics", "6", "--edges", "20", "--empty-edges", "3",
-      "--hosts-per-edge", "16", "--uplinks", "8", "--core-hosts", "4",
-      "--sharp", "--seed", "5", "--link", "4xEDR"]),
+     DIR_EDR + ["--sharp", "--seed", "5", "--link", "4xEDR"]),
     ("var-pods-3l", "three levels: 4 pods of 4 edges and 8 pod spines, 16 "
      "cores; half the cables doubled, 3 % missing",
      ["cluster", "--radix", "32", "--pods", "4", "--pod-spines", "8",
