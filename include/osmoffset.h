@@ -150,6 +150,18 @@ unsigned oo_stride_slot(unsigned base, unsigned lid_offset, unsigned lids,
 			unsigned slots);
 
 /*
+ * A further LID offset's slot at a switch whose slots run lane by lane
+ * over the same parents (slot = lane x parents + position; parents ==
+ * slots for one lane, 0 where the slots follow no such order): around
+ * the ring of slots with one lane, around the ring of parents within the
+ * base LID's lane with several (where lids divides neither, and there
+ * are at least lids parents), so that the LIDs of a port leave by parents
+ * spread evenly rather than side by side; else oo_offset_slot().
+ */
+unsigned oo_ring_offset_slot(unsigned base, unsigned lid_offset,
+			     unsigned lids, unsigned slots, unsigned parents);
+
+/*
  * The live slot a LID takes at a switch that has links toward its
  * destination in live of its slots only (a degraded tree): the coordinated
  * rule over the live slots instead of all of them, as Dmodc does

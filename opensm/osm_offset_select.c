@@ -85,6 +85,18 @@ unsigned oo_stride_slot(unsigned base, unsigned lid_offset, unsigned lids,
 			   lids) % slots);
 }
 
+unsigned oo_ring_offset_slot(unsigned base, unsigned lid_offset,
+			     unsigned lids, unsigned slots, unsigned parents)
+{
+	if (parents && parents == slots)
+		return oo_stride_slot(base, lid_offset, lids, slots);
+	if (parents && lids && slots % parents == 0 && slots % lids &&
+	    parents >= lids)
+		return base - base % parents +
+		    oo_stride_slot(base % parents, lid_offset, lids, parents);
+	return oo_offset_slot(base, lid_offset, lids, slots);
+}
+
 unsigned oo_live_slot(uint32_t rank, uint64_t divisor, unsigned lid_offset,
 		      unsigned lids, unsigned live)
 {

@@ -808,18 +808,23 @@ static const struct oo_plan *plan_for(struct oo_build *b,
 }
 
 /*
- * A further LID offset's slot from its base LID's: side by side
- * (oo_offset_slot()) where the level has parallel lanes, whose slot
- * ring comes back to a parent every P slots; around the ring
- * (oo_stride_slot()) where each slot is a parent of its own.
+ * A further LID offset's slot from its base LID's (oo_ring_offset_slot()):
+ * the level's slots run lane by lane over its parents where a switch has
+ * them all (a tapered edge that numbers its own links follows no such
+ * order, but with one lane each of its slots is a parent of its own).
  */
 static unsigned offset_slot(const struct oo_build *b, unsigned level,
 			    unsigned base, unsigned lid_offset, unsigned slots)
 {
-	if (b->tree.level_trunks[level] <= 1)
-		return oo_stride_slot(base, lid_offset, b->lids_per_port,
-				      slots);
-	return oo_offset_slot(base, lid_offset, b->lids_per_port, slots);
+	const struct oo_tree *t = &b->tree;
+	unsigned lanes = t->level_trunks[level], parents = 0;
+
+	if (lanes <= 1)
+		parents = slots;
+	else if (slots == t->level_parents[level] * lanes)
+		parents = t->level_parents[level];
+	return oo_ring_offset_slot(base, lid_offset, b->lids_per_port, slots,
+				   parents);
 }
 
 /* The up slot a LID of the destination of this rank takes by its digits. */

@@ -439,6 +439,55 @@ START_TEST(stride_slots_spread_a_ports_lids_around_the_ring)
 }
 END_TEST
 
+START_TEST(ring_offsets_keep_the_lane_and_spread_the_parents)
+{
+	unsigned lanes, parents, lids, base, o;
+
+	/* the NDR dump's edges: 9 spines x 2 lanes, LMC 2: the base LID's
+	   lane, spines 3, 5 and 7 further on (not the next three slots) */
+	ck_assert_uint_eq(oo_ring_offset_slot(7, 1, 4, 18, 9), 1);
+	ck_assert_uint_eq(oo_ring_offset_slot(7, 2, 4, 18, 9), 3);
+	ck_assert_uint_eq(oo_ring_offset_slot(7, 3, 4, 18, 9), 5);
+	ck_assert_uint_eq(oo_ring_offset_slot(16, 1, 4, 18, 9), 10);
+	/* one lane: the ring of slots */
+	ck_assert_uint_eq(oo_ring_offset_slot(4, 1, 4, 6, 6),
+			  oo_stride_slot(4, 1, 4, 6));
+	/* lids divide the slots, fewer parents than LIDs, or no lane
+	   order: side by side */
+	ck_assert_uint_eq(oo_ring_offset_slot(5, 1, 2, 18, 9),
+			  oo_offset_slot(5, 1, 2, 18));
+	ck_assert_uint_eq(oo_ring_offset_slot(2, 3, 4, 6, 3),
+			  oo_offset_slot(2, 3, 4, 6));
+	ck_assert_uint_eq(oo_ring_offset_slot(7, 1, 4, 18, 0),
+			  oo_offset_slot(7, 1, 4, 18));
+
+	for (lanes = 2; lanes <= 4; lanes++)
+		for (parents = 1; parents <= 12; parents++)
+			for (lids = 2; lids <= 8; lids *= 2)
+				for (base = 0; base < lanes * parents;
+				     base++) {
+					unsigned mine = 0, slot;
+
+					if ((lanes * parents) % lids == 0 ||
+					    parents < lids)
+						continue;
+					for (o = 0; o < lids; o++) {
+						slot = oo_ring_offset_slot(
+						    base, o, lids,
+						    lanes * parents, parents);
+						/* the base LID's lane */
+						ck_assert_uint_eq(
+						    slot / parents,
+						    base / parents);
+						mine |= 1U << (slot % parents);
+					}
+					/* a parent of its own for each LID */
+					ck_assert_uint_eq(
+					    __builtin_popcount(mine), lids);
+				}
+}
+END_TEST
+
 START_TEST(offset_detour_keeps_off_the_ports_own_switches)
 {
 	const uint8_t live[4] = { 1, 1, 0, 1 };
@@ -2457,6 +2506,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, three_level_shift_is_congestion_free);
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, stride_slots_spread_a_ports_lids_around_the_ring);
+	tcase_add_test(crd, ring_offsets_keep_the_lane_and_spread_the_parents);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, sibling_lane_takes_the_same_parent);
