@@ -201,8 +201,8 @@ def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
                     names=None):
     """[(name, info)] in table order: curated, real (unless quick; from
     the directory realfabrics), the analogs of the production fabrics
-    and the variant shapes (unless quick), the extra net files; only those named in names when
-    given.  Returns (fabrics, notes)."""
+    and the variant shapes (unless quick), the extra net files; only
+    those named in names when given.  Returns (fabrics, notes)."""
     fabs = []
     for net in sorted(glob.glob(os.path.join(paths.fabrics_dir() or "",
                                              "*.net")),
@@ -358,11 +358,15 @@ def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force,
 # comparison
 # ----------------------------------------------------------------------
 
-def value(results, f, e, lmc, order, what):
+def measured(results, f, e, lmc):
+    """The cell's result where it was measured, else None."""
     r = results.get((f, e, lmc))
-    if not r or r.get("status") != "ok":
-        return None
-    return r["orders"][order][what]
+    return r if r and r.get("status") == "ok" else None
+
+
+def value(results, f, e, lmc, order, what):
+    r = measured(results, f, e, lmc)
+    return r["orders"][order][what] if r else None
 
 
 def traffics(lmc):
@@ -371,9 +375,8 @@ def traffics(lmc):
 
 def unreachable(results, f, e, lmc):
     """The cell's host/LID pairs without a route (None if not measured)."""
-    r = results.get((f, e, lmc))
-    return r.get("unreachable_pairs") if r and r.get("status") == "ok" \
-        else None
+    r = measured(results, f, e, lmc)
+    return r.get("unreachable_pairs") if r else None
 
 
 def below_stock(results, fabs, engines, lmcs):

@@ -530,7 +530,7 @@ def test_guard_keeps_the_management_hcas_routes(tmp_path):
     res = analyse_dir(out)
     # the stock tables' figure the guard logged (stock updn itself finds
     # no root here and falls back to minhop)
-    assert res["shift"]["base"]["efficiency"] > 0.2341
+    assert leaf_base(res) > 0.2341
     assert not res["credit_loop"], res["credit_cycle"]
 
 
@@ -612,8 +612,14 @@ def leaf_base(res):
     return res["shift"]["base"]["efficiency"]
 
 
+def variant_args(name):
+    """gen-fabric's arguments of a bench-fabrics variant shape."""
+    from osmoffset.fabricsuite import VARIANTS
+    return [a for n, _what, a in VARIANTS if n == name][0]
+
+
 def test_top_switches_updn_left_out_join_the_roots(tmp_path):
-    """A 4-ary 3-tree that lost 6 % of its cables (gen-fabric seed 10):
+    """var-kary-links: a 4-ary 3-tree that lost 6 % of its cables:
     updn's detection finds 3 of the 16 top switches.  The others, at the
     same level, cabled to no root, most of their cables down, join them
     (before: no top joined; 3 middle switches over leaves did, up/down
@@ -622,8 +628,7 @@ def test_top_switches_updn_left_out_join_the_roots(tmp_path):
     roots the guard keeps ours: 0.397 (dfsssp 0.356; var-kary-links in
     docs/fabrics.md), every pair routed, no credit loop."""
     need_mode("on")
-    gen = ["kary", "--k", "4", "--levels", "3", "--remove-links", "0.06",
-           "--seed", "10"]
+    gen = variant_args("var-kary-links")
     log, ours = route_generated(tmp_path, "kary-links", gen, "on")
     assert "13 switches beside updn's roots (at their level" in log
     assert "join them as roots: 16 roots" in log
@@ -637,19 +642,16 @@ def test_top_switches_updn_left_out_join_the_roots(tmp_path):
 
 
 def test_guard_scores_the_tables_the_reach_pass_leaves(tmp_path):
-    """A two-level NDR tree, every cable doubled, 5 % missing, management
-    HCAs on 4 spines and a SHARP node on every switch (gen-fabric seed
-    13).  Over the completed roots our up/down tables leave 76 host flows
+    """var-ndr-sharp-mgmt: a two-level NDR tree, every cable doubled, 5 %
+    missing, management HCAs on 4 spines and a SHARP node on every
+    switch.  Over the completed roots our up/down tables leave 76 host flows
     without a route, stock updn's 6; the reach pass fills all of them in
     both.  The stock guard used to count the flows lost before that pass
     and fell back to the stock tables (0.332 in leaf order); it now scores
     each candidate as the reach pass will leave it, and ours stay: every
     pair routed, no credit loop, 0.462 in leaf order."""
     need_mode("on")
-    gen = ["cluster", "--radix", "64", "--spines", "16", "--edges", "12",
-           "--hosts-per-edge", "32", "--uplinks", "16", "--double-links",
-           "1.0", "--remove-links", "0.05", "--core-hosts", "4", "--sharp",
-           "--seed", "13", "--link", "4xHDR"]
+    gen = variant_args("var-ndr-sharp-mgmt")
     log, ours = route_generated(tmp_path, "ndr-sharp-mgmt", gen, "on")
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
