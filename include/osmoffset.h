@@ -527,6 +527,16 @@ void oo_eval_shift(const struct oo_eval_net *net, const uint32_t *order,
 void oo_eval_mark_paths(const struct oo_eval_net *net, const uint32_t *order,
 			unsigned n, uint8_t which, uint8_t *mark);
 
+/*
+ * The LIDs of the num_hosts hosts that some flow loses: lost[h * 2^LMC +
+ * o] is set where base LID + o of host h leads nowhere (a dead end, a
+ * missing entry or a loop) from a switch that holds one of the hosts, as
+ * oo_eval_shift() would count the flow lost.  Returns how many it set, or
+ * -1 (no memory).
+ */
+int oo_eval_lost_lids(const struct oo_eval_net *net, unsigned num_hosts,
+		      uint8_t *lost);
+
 /* Whether a is worse than b: more flows lost, or else lower efficiency. */
 int oo_eval_worse(const struct oo_eval_score *a,
 		  const struct oo_eval_score *b);

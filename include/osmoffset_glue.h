@@ -171,6 +171,13 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
  */
 int oo_reach_fill_vl0(struct osm_opensm *osm);
 
+/*
+ * Whether the channel dependencies of the new LFTs in place (every LID
+ * from every switch, all on VL0) have no cycle: 1 acyclic, 0 a cycle, -1
+ * no memory or a switch without an LFT.
+ */
+int oo_reach_tables_acyclic(struct osm_opensm *osm);
+
 /* The SL of the route from slid to dlid (host order): 0 off the map. */
 uint8_t oo_path_sl(const struct oo_path_sls *sls, uint16_t slid,
 		   uint16_t dlid);

@@ -18,12 +18,15 @@
 
 #include "osmoffset.h"
 
-/* Follow one LID from a host's switch; add w to every link it crosses. */
-static int walk_lid(const struct oo_eval_net *net, uint32_t from,
+/*
+ * Follow one LID from switch s to host to's port; add w to every link it
+ * crosses (wk NULL: only follow).  0 when it arrives, -1 at a dead end, a
+ * missing entry or a loop.
+ */
+static int walk_lid(const struct oo_eval_net *net, uint32_t s,
 		    uint32_t to, unsigned lid, uint32_t w,
 		    struct oo_eval_work *wk)
 {
-	uint32_t s = net->host_sw[from];
 	unsigned hops;
 
 	for (hops = 0; hops <= net->num_sw; hops++) {
@@ -40,12 +43,14 @@ static int walk_lid(const struct oo_eval_net *net, uint32_t from,
 		at = (size_t)s * net->stride + port;
 		if (net->next[at] == OO_EVAL_NONE)
 			return -1;
+		s = net->next[at];
+		if (!wk)
+			continue;
 		if (!wk->load[at])
 			wk->touched[wk->num_touched++] = (uint32_t)at;
 		wk->load[at] += w;
 		if (wk->load[at] > wk->max_load)
 			wk->max_load = wk->load[at];
-		s = net->next[at];
 	}
 	return -1;		/* a loop */
 }
@@ -71,13 +76,14 @@ static double shift_round(const struct oo_eval_net *net,
 		if (net->host_sw[from] == net->host_sw[to])
 			continue;
 		if (traffic != OO_EVAL_SPREAD) {
-			if (walk_lid(net, from, to, base + (unsigned)traffic,
-				     lids, wk))
+			if (walk_lid(net, net->host_sw[from], to,
+				     base + (unsigned)traffic, lids, wk))
 				(*lost)++;
 			continue;
 		}
 		for (o = 0; o < lids; o++)
-			if (walk_lid(net, from, to, base + o, 1, wk)) {
+			if (walk_lid(net, net->host_sw[from], to, base + o,
+				     1, wk)) {
 				(*lost)++;
 				break;
 			}
@@ -170,6 +176,31 @@ void oo_eval_mark_paths(const struct oo_eval_net *net, const uint32_t *order,
 			if (net->host_sw[order[i]] != net->host_sw[order[j]])
 				mark_flow(net, order[i], order[j], which,
 					  mark);
+}
+
+int oo_eval_lost_lids(const struct oo_eval_net *net, unsigned num_hosts,
+		      uint8_t *lost)
+{
+	unsigned lids = net->lids_per_port, h, o, s, found = 0;
+	uint8_t *holds = calloc(net->num_sw + 1, 1);
+
+	if (!holds)
+		return -1;
+	for (h = 0; h < num_hosts; h++)
+		holds[net->host_sw[h]] = 1;
+	for (h = 0; h < num_hosts; h++)
+		for (o = 0; o < lids; o++)
+			for (s = 0; s < net->num_sw; s++) {
+				if (!holds[s] || s == net->host_sw[h] ||
+				    !walk_lid(net, s, h, net->host_lid[h] + o,
+					      0, NULL))
+					continue;
+				lost[(size_t)h * lids + o] = 1;
+				found++;
+				break;
+			}
+	free(holds);
+	return (int)found;
 }
 
 int oo_eval_worse(const struct oo_eval_score *a,

@@ -13,8 +13,9 @@
  * OpenSM's own LFT stage (the one updn and minhop use) runs too, on the
  * same hop tables, and its tables are scored the same way.  Ours stay
  * where they score at least as well in every cell; else a mix where the
- * flows of the job blocks ours lost take the stock routes, if that scores
- * at least as well everywhere; else the stock tables, byte for byte what
+ * host LIDs ours leave without a route, then the flows of the job blocks
+ * ours lost take the stock routes, if that scores at least as well
+ * everywhere; else the stock tables, byte for byte what
  * the engine would have built without the plugin.  The log says which
  * and why.
  */
@@ -89,6 +90,7 @@ struct oo_guard {
 	uint8_t *lft_ours;
 	uint8_t *lft_stock;
 	const uint8_t **stock_row;	/* per switch, into lft_stock */
+	const uint8_t **own_row;	/* per switch, into lft_own */
 	/* the stock engine's own tables, over its own roots, when ours
 	   and lft_stock are over roots port offsetting completed */
 	uint32_t *prof_own;
@@ -114,6 +116,7 @@ static void free_guard(struct oo_guard *g)
 	free(g->lft_ours);
 	free(g->lft_stock);
 	free(g->stock_row);
+	free(g->own_row);
 	free(g->prof_own);
 	free(g->lft_own);
 	free(g->lft_unfilled);
@@ -369,18 +372,42 @@ static void copy_lfts(const struct oo_guard *g, uint8_t *buf, int out)
  * judged by the flows that stay lost after it and by the load its fills
  * add.  The tables in place are as before on return.
  */
+static int fill_in_place(struct oo_guard *g, const struct oo_guard_stages *st)
+{
+	if (!g->lft_unfilled)
+		return 0;
+	copy_lfts(g, g->lft_unfilled, 1);
+	return !st->fill(st->ctx);
+}
+
+/* The tables in place as before fill_in_place(), where it filled. */
+static void unfill(struct oo_guard *g, int filled)
+{
+	if (filled)
+		copy_lfts(g, g->lft_unfilled, 0);
+}
+
 static void score_tables(struct oo_guard *g, const struct oo_guard_stages *st,
 			 struct oo_eval_score *score)
 {
-	int filled = 0;
+	int filled = fill_in_place(g, st);
 
-	if (g->lft_unfilled) {
-		copy_lfts(g, g->lft_unfilled, 1);
-		filled = !st->fill(st->ctx);
-	}
 	score_cells(g, score);
-	if (filled)
-		copy_lfts(g, g->lft_unfilled, 0);
+	unfill(g, filled);
+}
+
+/*
+ * The host LIDs (lost[h * 2^LMC + o]) the tables in place leave without a
+ * route after the reach pass.  Returns how many, or -1 (no memory).
+ */
+static int lost_after_fill(struct oo_guard *g,
+			   const struct oo_guard_stages *st, uint8_t *lost)
+{
+	int filled = fill_in_place(g, st), n;
+
+	n = oo_eval_lost_lids(&g->net, g->num_hosts, lost);
+	unfill(g, filled);
+	return n;
 }
 
 static void log_scores(const struct oo_guard *g, const char *who,
@@ -469,13 +496,56 @@ static unsigned mark_losing_blocks(const struct oo_guard *g,
 }
 
 /*
+ * The host LIDs that ours leave without a route after the reach pass and
+ * the stock tables do not: every switch takes the stock entry toward
+ * them (dest[h * 2^LMC + o]).  A management HCA on a spine is often one:
+ * the pass cannot reach it from ours without closing a credit loop, but
+ * can from the stock routes, and the other way round for another HCA.
+ * Leaves the tables in place undefined.  Returns how many.
+ */
+static unsigned mark_lost_destinations(struct oo_guard *g,
+				       const struct oo_guard_stages *st,
+				       uint8_t *dest)
+{
+	size_t n = (size_t)g->num_hosts * g->net.lids_per_port, i;
+	unsigned found = 0;
+	uint8_t *theirs;
+
+	copy_lfts(g, g->lft_ours, 0);
+	if (lost_after_fill(g, st, dest) <= 0)
+		return 0;
+	theirs = calloc(n + 1, 1);
+	copy_lfts(g, g->lft_stock, 0);
+	if (!theirs || lost_after_fill(g, st, theirs) < 0) {
+		memset(dest, 0, n);
+		free(theirs);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (dest[i] && theirs[i])
+			dest[i] = 0;
+		found += dest[i];
+	}
+	free(theirs);
+	return found;
+}
+
+/* What a LID offset takes in a mix (offset[o] of try_mix()). */
+#define OO_MIX_OURS 0		/* port offsetting's entries */
+#define OO_MIX_STOCK 1		/* the stock entries (lft_stock) */
+#define OO_MIX_OWN 2		/* the stock engine's own (lft_own) */
+
+/*
  * Ours, with the marked entries from stock: those toward the switches
  * marked in each switch's row of mark (base LIDs where the mark has
- * OO_EVAL_MARK_BASE, further offsets where it has OO_EVAL_MARK_MORE), and
- * every entry of a LID offset marked in offset.
+ * OO_EVAL_MARK_BASE, further offsets where it has OO_EVAL_MARK_MORE),
+ * every entry of a LID offset marked OO_MIX_STOCK in offset, and every
+ * entry toward a host LID marked in dest.  A LID offset marked
+ * OO_MIX_OWN takes the entries of the stock engine's own tables, over its
+ * own roots (own_row).
  */
 static void mix_lfts(const struct oo_guard *g, const uint8_t *mark,
-		     const uint8_t *offset)
+		     const uint8_t *offset, const uint8_t *dest)
 {
 	unsigned lids = g->net.lids_per_port, h, o, s;
 
@@ -491,9 +561,13 @@ static void mix_lfts(const struct oo_guard *g, const uint8_t *mark,
 				uint8_t kind = o ? OO_EVAL_MARK_MORE :
 				    OO_EVAL_MARK_BASE;
 
-				if (!(m & kind) && !offset[o])
+				if (lid >= g->lft_len[s])
 					continue;
-				if (lid < g->lft_len[s])
+				if (offset[o] == OO_MIX_OWN)
+					g->sw[s]->new_lft[lid] =
+					    g->own_row[s][lid];
+				else if ((m & kind) || offset[o] ||
+					 dest[(size_t)h * lids + o])
 					g->sw[s]->new_lft[lid] =
 					    g->stock_row[s][lid];
 			}
@@ -541,48 +615,83 @@ static void count_profiles(const struct oo_guard *g)
 	}
 }
 
-/* The stock tables as a net of their own. */
-static int index_stock(struct oo_guard *g, struct oo_eval_net *net)
+/* Per switch, its row in buf, laid out as copy_lfts() does; or NULL. */
+static const uint8_t **index_rows(const struct oo_guard *g,
+				  const uint8_t *buf)
 {
-	const uint8_t *at = g->lft_stock;
+	const uint8_t **row = calloc(g->num_sw + 1, sizeof(*row));
 	unsigned s;
 
-	g->stock_row = calloc(g->num_sw + 1, sizeof(*g->stock_row));
+	if (!row)
+		return NULL;
+	for (s = 0; s < g->num_sw; s++) {
+		row[s] = buf;
+		buf += g->lft_len[s];
+	}
+	return row;
+}
+
+/*
+ * The stock tables as a net of their own, and the rows of the stock
+ * engine's own tables where there are such.
+ */
+static int index_stock(struct oo_guard *g, struct oo_eval_net *net)
+{
+	g->stock_row = index_rows(g, g->lft_stock);
 	if (!g->stock_row)
 		return -1;
-	for (s = 0; s < g->num_sw; s++) {
-		g->stock_row[s] = at;
-		at += g->lft_len[s];
-	}
+	if (g->lft_own && !(g->own_row = index_rows(g, g->lft_own)))
+		return -1;
 	*net = g->net;
 	net->lft = g->stock_row;
 	return 0;
 }
 
 /*
- * The LID offsets whose own cells ours lose: all their entries go stock.
- * Returns how many.
+ * The LID offsets whose own cells ours lose: first all their entries go
+ * stock.  Where the cell loses still and the scores to beat are the stock
+ * engine's own tables over its own roots (own_row; the stock entries of
+ * the mix are over the roots port offsetting completed), the offset takes
+ * those own entries: its cell then scores exactly as theirs.  Entries of
+ * two up/down rankings can close a credit loop together; try_mix() keeps
+ * such a mix only where the whole tables are checked free of one.
+ * Returns how many offsets changed.
  */
 static unsigned mark_losing_offsets(const struct oo_guard *g,
 				    const struct oo_eval_score *cur,
 				    const struct oo_eval_score *stock,
 				    uint8_t *offset)
 {
+	uint8_t top = g->own_row ? OO_MIX_OWN : OO_MIX_STOCK;
 	unsigned c, lost = 0;
 
-	for (c = g->first_offset_cell; c < g->num_cells; c++)
-		if (cell_lost(g, c, &cur[c], &stock[c])) {
-			offset[g->cell[c].traffic] = 1;
+	for (c = g->first_offset_cell; c < g->num_cells; c++) {
+		uint8_t *o = &offset[g->cell[c].traffic];
+
+		if (*o < top && cell_lost(g, c, &cur[c], &stock[c])) {
+			(*o)++;
 			lost++;
 		}
+	}
 	return lost;
+}
+
+static unsigned count_offsets(const uint8_t *offset, unsigned lids,
+			      uint8_t what)
+{
+	unsigned o, n = 0;
+
+	for (o = 1; o < lids; o++)
+		n += offset[o] == what;
+	return n;
 }
 
 /* Rounds of try_mix(): quarters, halves and offsets once per round. */
 #define OO_GUARD_MIX_ROUNDS 3
 
 /*
- * Try the mix of ours and stock: the losing quarter-job blocks first,
+ * Try the mix of ours and stock: first the host LIDs that ours leave
+ * without a route and stock's do not, then the losing quarter-job blocks,
  * then the halves, then the LID offsets whose own traffic loses, and
  * again while some cell still loses (at most OO_GUARD_MIX_ROUNDS times).
  * The entries come from lft_stock; stock holds the scores to beat.
@@ -597,25 +706,31 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	unsigned blocks = g->net.lids_per_port > 1 ? 2 : 1;
 	unsigned quarters = g->num_hosts >= 8 ? 4 * blocks : 0;
 	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
-	unsigned first = blocks, lost = 0, step;
+	unsigned first = blocks, lost = 0, dests, own, step;
 	struct oo_eval_net stock_net;
 	uint8_t offset[1U << 7] = { 0 };	/* LMC <= 7 */
 	uint8_t tried[OO_GUARD_MAX_CELLS] = { 0 };
-	uint8_t *mark;
+	uint8_t *mark, *dest;
 	int ok = 0;
 
 	mark = calloc((size_t)g->num_sw * g->num_sw + 1, 1);
-	if (!mark || index_stock(g, &stock_net)) {
+	dest = calloc((size_t)g->num_hosts * g->net.lids_per_port + 1, 1);
+	if (!mark || !dest || index_stock(g, &stock_net)) {
 		free(mark);
+		free(dest);
 		return 0;
 	}
 	memcpy(mixed, ours, sizeof(*mixed) * g->num_cells);
+	dests = mark_lost_destinations(g, st, dest);
+	mix_lfts(g, mark, offset, dest);
+	if (dests)
+		score_tables(g, st, mixed);
 	/* a mix can lose a cell ours won (a block's flows meet the stock
 	   routes of another): another round takes that one too */
 	for (step = 0; step < 3 * OO_GUARD_MIX_ROUNDS; step++) {
 		unsigned n;
 
-		if (step && !(step % 3) && first_loss(g, mixed, stock) < 0)
+		if (!(step % 3) && first_loss(g, mixed, stock) < 0)
 			break;
 
 		if (step % 3 == 0)
@@ -632,19 +747,31 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		if (!n)
 			continue;
 		lost += n;
-		mix_lfts(g, mark, offset);
+		mix_lfts(g, mark, offset, dest);
 		score_tables(g, st, mixed);
 	}
-	ok = lost && first_loss(g, mixed, stock) < 0;
+	own = count_offsets(offset, g->net.lids_per_port, OO_MIX_OWN);
+	ok = (dests || lost) && first_loss(g, mixed, stock) < 0;
+	if (ok && own && oo_reach_tables_acyclic(g->osm) != 1) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: a mix "
+			"where %u LID offsets take updn's own routes would "
+			"score at least as well, but its tables have a credit "
+			"loop (or could not be checked)\n", own);
+		ok = 0;
+	}
 	if (ok) {
 		count_profiles(g);
 		log_scores(g, "mix", mixed);
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
-			"flows of %u job blocks or LID offsets where port "
-			"offsetting lost take the stock routes; the rest keep "
-			"port offsetting's\n", lost);
+			"routes toward %u host LIDs port offsetting left "
+			"without a route, and the flows of %u job blocks or "
+			"LID offsets where it lost, take the stock routes (%u "
+			"LID offsets updn's own, over its own roots; the "
+			"tables have no credit loop); the rest keep port "
+			"offsetting's\n", dests, lost, own);
 	}
 	free(mark);
+	free(dest);
 	return ok;
 }
 

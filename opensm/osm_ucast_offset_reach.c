@@ -247,6 +247,19 @@ int oo_reach_fill_vl0(struct osm_opensm *osm)
 	return ret ? -1 : 0;
 }
 
+int oo_reach_tables_acyclic(struct osm_opensm *osm)
+{
+	struct reach_glue rg;
+	int ret = prepare_net(&rg, osm);
+
+	if (!ret)
+		ret = oo_reach_acyclic(&rg.net);
+	else
+		ret = -1;
+	free_net(&rg);
+	return ret;
+}
+
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls)
 {

@@ -1313,6 +1313,44 @@ START_TEST(eval_marks_base_and_further_offsets_apart)
 }
 END_TEST
 
+START_TEST(eval_finds_the_lids_a_flow_loses)
+{
+	struct ev_net e;
+	uint8_t lost[4];
+	unsigned h;
+
+	/* whole tables: no LID lost */
+	ev_setup(&e, 0);
+	memset(lost, 0, sizeof(lost));
+	ck_assert_int_eq(oo_eval_lost_lids(&e.net, 4, lost), 0);
+	/* spine 2 a dead end for host 2's LID, a loop for host 3's; spine
+	   3, which no leaf sends to here, has no entry for host 0's */
+	e.lft[2][3] = 0xff;
+	e.lft[2][4] = 1;
+	e.lft[3][1] = 0xff;
+	ck_assert_int_eq(oo_eval_lost_lids(&e.net, 4, lost), 2);
+	for (h = 0; h < 4; h++)
+		ck_assert_msg(lost[h] == (h >= 2), "host %u: %u", h, lost[h]);
+	/* the shifted tables send host 3's LID over spine 3 */
+	ev_setup(&e, 1);
+	e.lft[2][4] = 1;
+	memset(lost, 0, sizeof(lost));
+	ck_assert_int_eq(oo_eval_lost_lids(&e.net, 4, lost), 0);
+	/* LMC 1, hosts 0 and 2 (as host 1 here): host 2's base + 1 (LID
+	   7) goes over spine 3, its base LID over spine 2 */
+	ev_setup_lmc1(&e);
+	e.host_sw[1] = e.host_sw[2];
+	e.host_port[1] = e.host_port[2];
+	e.host_lid[1] = e.host_lid[2];
+	e.lft[3][7] = 0xff;
+	memset(lost, 0, sizeof(lost));
+	ck_assert_int_eq(oo_eval_lost_lids(&e.net, 2, lost), 1);
+	ck_assert_uint_eq(lost[1 * 2 + 1], 1);
+	ck_assert_uint_eq(lost[1 * 2], 0);
+	ck_assert_uint_eq(lost[0] | lost[1], 0);
+}
+END_TEST
+
 START_TEST(eval_worse_and_shuffle)
 {
 	struct oo_eval_score a = { 0.9, 1, 3 }, b = { 0.5, 0, 3 };
@@ -2543,6 +2581,7 @@ static Suite *osmoffset_suite(void)
 
 	tcase_add_test(ev, eval_scores_shift_rounds);
 	tcase_add_test(ev, eval_counts_lost_flows);
+	tcase_add_test(ev, eval_finds_the_lids_a_flow_loses);
 	tcase_add_test(ev, eval_marks_the_switches_a_block_uses);
 	tcase_add_test(ev, eval_marks_base_and_further_offsets_apart);
 	tcase_add_test(ev, eval_worse_and_shuffle);

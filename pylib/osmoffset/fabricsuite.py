@@ -133,6 +133,13 @@ VARIANTS = [
       "--lines", "18", "--fabrics", "9", "--edges", "24",
       "--hosts-per-edge", "18", "--uplinks", "9", "--remove-links", "0.02",
       "--seed", "12", "--link", "4xEDR"]),
+    ("var-dir-mgmt-taper3", "two directors (8 line, 4 fabric ASICs "
+     "each) under 16 edges with 3:1 taper and 4 empty ones, 6 management "
+     "HCAs on line ASICs, 3 % of the cables missing",
+     ["cluster", "--radix", "36", "--directors", "2", "--lines", "8",
+      "--fabrics", "4", "--edges", "16", "--empty-edges", "4",
+      "--hosts-per-edge", "18", "--uplinks", "6", "--core-hosts", "6",
+      "--remove-links", "0.03", "--seed", "22"]),
     ("var-ndr-sharp-mgmt", "NDR two-level, every cable doubled, 5 % "
      "missing, 4 management HCAs on spines, SHARP nodes",
      ["cluster", "--radix", "64", "--spines", "16", "--edges", "12",

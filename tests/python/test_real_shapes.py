@@ -523,8 +523,9 @@ def test_guard_keeps_the_management_hcas_routes(tmp_path):
     log = route_dir_sharp(net, out, 0)
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base (0.3352, 1 flows lost, against 0.2341, 0)" in log
-    assert "the flows of 2 job blocks or LID offsets where port " \
-        "offsetting lost take the stock routes" in log
+    assert "the routes toward 1 host LIDs port offsetting left without " \
+        "a route, and the flows of 2 job blocks or LID offsets where it " \
+        "lost, take the stock routes" in log
     assert unreachable_by_kind(out) == {
         ("mgmt", "sharp"): 8, ("sharp", "mgmt"): 9, ("sharp", "sharp"): 55}
     res = analyse_dir(out)
@@ -586,19 +587,19 @@ def test_reach_vls_without_qos_keeps_to_vl0(tmp_path):
     assert not [x for x in lines if x.startswith("0x")]
 
 
-def route_generated(tmp_path, name, gen_args, mode):
-    """gen-fabric GEN_ARGS into NAME.net, routed by osm-sim at LMC 0 with
-    the roots left to updn (as on a dump): stock updn (mode 'stock') or
-    with the plugin ('on').  Returns (osm.log, lft-analyze --json)."""
+def route_generated(tmp_path, name, gen_args, mode, lmc=0):
+    """gen-fabric GEN_ARGS into NAME.net, routed by osm-sim at LMC lmc
+    with the roots left to updn (as on a dump): stock updn (mode 'stock')
+    or with the plugin ('on').  Returns (osm.log, lft-analyze --json)."""
     net = tmp_path / (name + ".net")
     if not net.exists():
         proc = run_script(os.path.join(REPO, "sim-topologies",
                                        "gen-fabric"),
                           gen_args + ["--random-guids", "-o", str(net)])
         assert proc.returncode == 0, proc.stderr
-    out = tmp_path / (name + "-" + mode)
+    out = tmp_path / ("%s-%s-lmc%d" % (name, mode, lmc))
     args = ["--net", str(net), "--out", str(out), "--quiet", "--no-ibroute",
-            "--roots", "none"]
+            "--roots", "none", "--lmc", str(lmc)]
     args += ["--stock"] if mode == "stock" else \
         ["--port-offsetting", "on", "--plugin-dir", plugin_dir()]
     proc = run_osm_sim(args)
@@ -661,3 +662,56 @@ def test_guard_scores_the_tables_the_reach_pass_leaves(tmp_path):
     assert not ours["credit_loop"], ours["credit_cycle"]
     assert leaf_base(ours) > 1.3 * leaf_base(stock), \
         (leaf_base(ours), leaf_base(stock))
+
+
+def test_guard_gives_lost_destinations_the_stock_routes(tmp_path):
+    """var-dir-mgmt-taper3: two directors under 3:1 tapered edges, 6
+    management HCAs on line ASICs.  No up/down route joins HCAs on the
+    two chassis; the reach pass fills what it can loop-free on VL0.  Over
+    port offsetting's tables it leaves two HCAs' LIDs without a route
+    (6 flows lost in leaf order), over stock updn's another one (3), so
+    the guard used to fall back to the stock tables.  Now, before any job
+    block, the LIDs ours lose and stock's do not take the stock entries on
+    every switch: after the pass every pair has a route, no credit loop,
+    and leaf order stays above stock's (0.131 against 0.108 in
+    docs/fabrics.md)."""
+    need_mode("on")
+    gen = variant_args("var-dir-mgmt-taper3")
+    log, ours = route_generated(tmp_path, "dir-mgmt", gen, "on")
+    assert "port offsetting's LFTs score lower than the stock ones in " \
+        "leaf order base (0.1375, 6 flows lost, against 0.1078, 3)" in log
+    assert "the routes toward 2 host LIDs port offsetting left without " \
+        "a route, and the flows of 1 job blocks or LID offsets where it " \
+        "lost, take the stock routes" in log
+    _log, stock = route_generated(tmp_path, "dir-mgmt", gen, "stock")
+    assert stock["unreachable_pairs"] > 0
+    assert ours["unreachable_pairs"] == 0 and ours["valid"]
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert leaf_base(ours) > 1.15 * leaf_base(stock), \
+        (leaf_base(ours), leaf_base(stock))
+
+
+def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
+    """var-rails8-2l at LMC 2: 8 rails, 20 uplinks per edge over 16
+    spines.  updn finds 9 roots, port offsetting completes them to 16;
+    its further LID offsets lose leaf order base+k to updn's own tables
+    over its 9 roots (0.2595 against 0.2915), and so do the stock
+    entries over the 16 roots a mix used to take (0.2823): the guard fell
+    back to stock updn.  Those offsets now take updn's own entries, kept
+    only because the whole tables are checked free of credit loops: base
+    LIDs keep port offsetting's routes (leaf order 0.444 against 0.295)
+    and every offset scores as stock's own."""
+    need_mode("on")
+    gen = variant_args("var-rails8-2l")
+    log, ours = route_generated(tmp_path, "rails8", gen, "on", lmc=2)
+    assert "port offsetting's LFTs score lower than the stock ones in " \
+        "leaf order base+1 (0.2595, 0 flows lost, against 0.2915, 0)" in log
+    assert "(2 LID offsets updn's own, over its own roots; the tables " \
+        "have no credit loop)" in log
+    _log, stock = route_generated(tmp_path, "rails8", gen, "stock", lmc=2)
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert leaf_base(ours) > 1.4 * leaf_base(stock), \
+        (leaf_base(ours), leaf_base(stock))
+    assert ours["shift"]["spread"]["efficiency"] > \
+        stock["shift"]["spread"]["efficiency"]
