@@ -218,13 +218,17 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
  * run over lanes runs of slots / lanes slots each, parents in the same
  * order in every run: the first slot + k * slots / lanes (mod slots),
  * k = 1 .. lanes - 1, with a candidate (cand[s] as for oo_far_slot()) and
- * not cut (cut: NULL for none).  A base LID whose slot is dead but for
- * one cable of a pair then still reaches the switch its slot leads to at
- * the peers.  Returns -1 when lanes < 2, lanes does not divide slots,
+ * not cut (cut: NULL for none); with load (per slot, the LIDs its cable
+ * carries so far), the least loaded such slot, the first of a tie.  A
+ * base LID whose slot is dead but for one cable of a pair then still
+ * reaches the switch its slot leads to at the peers, and the LIDs of
+ * several dead lanes spread over the live ones instead of piling onto
+ * the first.  Returns -1 when lanes < 2, lanes does not divide slots,
  * slot is out of range or no sibling is live.
  */
-int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut, unsigned slots,
-		    unsigned lanes, unsigned slot);
+int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut,
+		    const uint32_t *load, unsigned slots, unsigned lanes,
+		    unsigned slot);
 
 /*
  * Whether the slots of a switch run over lanes as oo_sibling_lane()

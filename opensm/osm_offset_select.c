@@ -164,10 +164,12 @@ int oo_far_slot(const uint8_t *cand, const uint32_t *load, unsigned slots,
 	return -1;
 }
 
-int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut, unsigned slots,
-		    unsigned lanes, unsigned slot)
+int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut,
+		    const uint32_t *load, unsigned slots, unsigned lanes,
+		    unsigned slot)
 {
 	unsigned step, k;
+	int best = -1;
 
 	if (lanes < 2 || !slots || slots % lanes || slot >= slots)
 		return -1;
@@ -175,10 +177,14 @@ int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut, unsigned slots,
 	for (k = 1; k < lanes; k++) {
 		unsigned s = (slot + k * step) % slots;
 
-		if (cand[s] != OO_SLOT_DEAD && !(cut && cut[s]))
+		if (cand[s] == OO_SLOT_DEAD || (cut && cut[s]))
+			continue;
+		if (!load)
 			return (int)s;
+		if (best < 0 || load[s] < load[best])
+			best = (int)s;
 	}
-	return -1;
+	return best;
 }
 
 int oo_lanes_align(const uint16_t *parent, unsigned slots, unsigned lanes)

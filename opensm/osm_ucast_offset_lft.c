@@ -1048,8 +1048,11 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
  * A base LID whose slot is dead but for the lane (one cable of a pair
  * missing): the same parent over another lane, so that it reaches the
  * switch its slot leads to at every peer and comes down the way the
- * others do (oo_sibling_lane()); -1 if there is none, or if this
- * switch's slots do not run over the level's lanes (has_lanes).
+ * others do (oo_sibling_lane()), the live lane with the fewest base LIDs
+ * so far (an edge with 2 of 4 nominal cables to a spine: before, both
+ * dead lanes' LIDs took the first live one, three times the other's); -1
+ * if there is none, or if this switch's slots do not run over the
+ * level's lanes (has_lanes).
  * At a leaf this puts two digits on one cable, and the random orders of
  * base traffic lose a little to the far detour's spread (the SuperPOD
  * analog 0.181 -> 0.173 in docs/fabrics.md), but the leaf order and the
@@ -1059,11 +1062,16 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
 static int sibling_lane(const struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned slot)
 {
+	uint32_t load[OO_PORTS];
+	unsigned i;
 	int s;
 
 	if (!si->has_lanes)
 		return -1;
-	s = oo_sibling_lane(pl->by_slot, pl->cut, si->slots,
+	for (i = 0; i < si->slots && i < OO_PORTS; i++)
+		load[i] = pl->by_slot[i] == OO_NO_CAND ? 0 :
+		    b->offset_paths[pl->port[pl->by_slot[i]]];
+	s = oo_sibling_lane(pl->by_slot, pl->cut, load, si->slots,
 			    b->tree.level_trunks[si->level], slot);
 	return s < 0 ? -1 : pl->by_slot[s];
 }

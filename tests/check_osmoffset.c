@@ -1768,23 +1768,41 @@ START_TEST(sibling_lane_takes_the_same_parent)
 	uint8_t cand[8] = { 0, 1, 2, 3, 4, OO_SLOT_DEAD, 6, 7 };
 	uint8_t cut[8] = { 0 };
 
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 2, 5), 1);
-	ck_assert_int_eq(oo_sibling_lane(cand, cut, 8, 2, 5), 1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 8, 2, 5), 1);
+	ck_assert_int_eq(oo_sibling_lane(cand, cut, NULL, 8, 2, 5), 1);
 	/* its sibling dead or cut too: none */
 	cut[1] = 1;
-	ck_assert_int_eq(oo_sibling_lane(cand, cut, 8, 2, 5), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, cut, NULL, 8, 2, 5), -1);
 	cand[1] = OO_SLOT_DEAD;
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 2, 5), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 8, 2, 5), -1);
 	/* 3 lanes of 2: the first live one after it, around the ring */
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 6, 3, 1), 3);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 6, 3, 1), 3);
 	cand[3] = OO_SLOT_DEAD;
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 6, 3, 1), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 6, 3, 1), -1);
 	cand[5] = 5;
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 6, 3, 1), 5);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 6, 3, 1), 5);
 	/* one lane, lanes not dividing the slots, out of range: none */
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 1, 5), -1);
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 7, 2, 5), -1);
-	ck_assert_int_eq(oo_sibling_lane(cand, NULL, 8, 2, 8), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 8, 1, 5), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 7, 2, 5), -1);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 8, 2, 8), -1);
+}
+END_TEST
+
+START_TEST(sibling_lane_takes_the_least_loaded_cable)
+{
+	/* 4 lanes of 2 parents: parent 0 on slots 0, 2, 4, 6; slot 6 dead */
+	uint8_t cand[8] = { 0, 1, 2, 3, 4, 5, OO_SLOT_DEAD, 7 };
+	uint32_t load[8] = { 5, 0, 3, 0, 3, 0, 0, 0 };
+	uint8_t cut[8] = { 0, 0, 0, 0, 1, 0, 0, 0 };
+
+	/* without loads the first live lane around the ring; with them the
+	   one that carries the fewest LIDs so far, the first of a tie */
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, NULL, 8, 4, 6), 0);
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, load, 8, 4, 6), 2);
+	load[2] = 4;
+	ck_assert_int_eq(oo_sibling_lane(cand, NULL, load, 8, 4, 6), 4);
+	/* a cut lane is no candidate, however light */
+	ck_assert_int_eq(oo_sibling_lane(cand, cut, load, 8, 4, 6), 2);
 }
 END_TEST
 
@@ -2548,6 +2566,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, sibling_lane_takes_the_same_parent);
+	tcase_add_test(crd, sibling_lane_takes_the_least_loaded_cable);
 	tcase_add_test(crd, lanes_align_only_where_runs_repeat_the_parents);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);

@@ -140,6 +140,13 @@ VARIANTS = [
       "--fabrics", "4", "--edges", "16", "--empty-edges", "4",
       "--hosts-per-edge", "18", "--uplinks", "6", "--core-hosts", "6",
       "--remove-links", "0.03", "--seed", "22"]),
+    ("var-ndr-empty-mgmt", "NDR two-level, 24 uplinks to 12 spines, 30 % "
+     "of the cables doubled, 3 % missing, 2 empty edges, 2 management HCAs "
+     "on spines",
+     ["cluster", "--radix", "64", "--spines", "12", "--edges", "10",
+      "--empty-edges", "2", "--hosts-per-edge", "32", "--uplinks", "24",
+      "--double-links", "0.3", "--remove-links", "0.03", "--core-hosts", "2",
+      "--seed", "35", "--link", "4xHDR"]),
     ("var-ndr-sharp-mgmt", "NDR two-level, every cable doubled, 5 % "
      "missing, 4 management HCAs on spines, SHARP nodes",
      ["cluster", "--radix", "64", "--spines", "16", "--edges", "12",
