@@ -52,12 +52,18 @@ int oo_minhop_build_hop_tables(struct osm_opensm *osm);
 
 /*
  * Port offsetting's LFT stage (osm_ucast_offset_lft.c): fills every
- * switch's new_lft under rule.  Returns 0, or -1 (no memory, a switch
- * without tables, a tree deeper than OO_MAX_LEVELS) with the LFTs to be
- * rebuilt by the stock stage.
+ * switch's new_lft under rule.  lane_share 0: a base LID whose lane to a
+ * parent has no cable always takes another lane to the same parent; N >
+ * 0: only while that lane carries fewer than N x (1 + the least loaded
+ * up cable's) base LIDs, else it detours to a lightly loaded cable of
+ * another parent (oo_far_slot()).  Returns 0, 1 when lane_share changed
+ * no LID (the tables are those of lane_share 0), or -1 (no memory, a
+ * switch without tables, a tree deeper than OO_MAX_LEVELS) with the LFTs
+ * to be rebuilt by the stock stage.
  */
 enum oo_rule;
-int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule);
+int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
+			 unsigned lane_share);
 
 /* An LFT stage: fills every switch's new_lft; 0 on success. */
 typedef int (*oo_lft_builder)(void *context);
@@ -71,6 +77,9 @@ typedef int (*oo_lft_builder)(void *context);
  */
 struct oo_guard_stages {
 	oo_lft_builder ours;
+	/* ours again with lane_share (oo_build_offset_lfts()), tried where
+	   ours and their mix lose: 1 when it would change nothing; or NULL */
+	oo_lft_builder ours_shared;
 	oo_lft_builder stock;
 	oo_lft_builder stock_hops;
 	oo_lft_builder our_hops;

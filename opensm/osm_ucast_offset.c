@@ -72,7 +72,25 @@ static int build_ours(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule);
+	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0);
+}
+
+/*
+ * The same, where a base LID whose lane to a spine has no cable leaves
+ * that spine once its other lanes carry twice the least loaded cable's
+ * LIDs: edges with 2 to 4 cables to each spine, which the level numbers
+ * as 4 lanes, then load their cables evenly, as random orders want, at
+ * some cost to the coordination leaf order and jobs want.  The stock
+ * guard tries it where ours and their mix lose.
+ */
+#define OO_GUARD_LANE_SHARE 2
+
+static int build_ours_shared(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule,
+				    OO_GUARD_LANE_SHARE);
 }
 
 /* updn's hop tables over the roots updn's own detection finds. */
@@ -131,6 +149,7 @@ static int build_guarded(struct oo_plugin *plugin)
 {
 	struct oo_guard_stages st = {
 		.ours = build_ours,
+		.ours_shared = build_ours_shared,
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,

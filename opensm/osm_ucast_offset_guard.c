@@ -15,7 +15,9 @@
  * where they score at least as well in every cell; else a mix where the
  * host LIDs ours leave without a route, then the flows of the job blocks
  * ours lost take the stock routes, if that scores at least as well
- * everywhere; else the stock tables, byte for byte what
+ * everywhere; else ours built again with their lanes shared
+ * (st->ours_shared), or a mix of those; else the stock tables, byte for
+ * byte what
  * the engine would have built without the plugin.  The log says which
  * and why.
  */
@@ -787,6 +789,41 @@ static void log_loss(const struct oo_guard *g, const char *what,
 		a[c].eff, a[c].lost, stock[c].eff, stock[c].lost);
 }
 
+/*
+ * Port offsetting's LFTs again with their lanes shared (st->ours_shared),
+ * where ours and their mix lose: then ours, or else a mix of them, as
+ * try_mix() puts it together; lft_ours and prof_ours become theirs.
+ * Returns 1 with one of them in place, 0 otherwise (the tables in place
+ * are undefined).
+ */
+static int try_shared(struct oo_guard *g, const struct oo_guard_stages *st,
+		      const struct oo_eval_score *stock,
+		      struct oo_eval_score *shared,
+		      struct oo_eval_score *mixed)
+{
+	restore_profiles(g, g->prof_before);
+	if (st->ours_shared(st->ctx))
+		return 0;
+	save_profiles(g, g->prof_ours);
+	copy_lfts(g, g->lft_ours, 1);
+	score_tables(g, st, shared);
+	log_scores(g, "offsetting, lanes shared", shared);
+	if (first_loss(g, shared, stock) < 0) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
+			"offsetting's LFTs with the base LIDs of dead lanes "
+			"spread beyond their spine score at least as well as "
+			"the stock ones in all %u cells; they stay\n",
+			g->num_cells);
+		return 1;
+	}
+	log_loss(g, "port offsetting's LFTs with lanes shared", shared,
+		 stock);
+	if (try_mix(g, st, shared, stock, mixed))
+		return 1;
+	log_loss(g, "a mix of those and stock's would", mixed, stock);
+	return 0;
+}
+
 /* Our hop tables back, after the stock engine's: 0, or -1 (logged). */
 static int our_hops_back(struct oo_guard *g, const struct oo_guard_stages *st)
 {
@@ -841,12 +878,13 @@ static int compare_with_stock(struct oo_guard *g,
 			      const struct oo_guard_stages *st,
 			      const struct oo_eval_score *ours)
 {
-	struct oo_eval_score *theirs, *mixed, *own;
+	struct oo_eval_score *theirs, *mixed, *own, *shared;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
 	int ret = -1, own_hops = 0;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
+	shared = calloc(g->num_cells + 1, sizeof(*shared));
 	own = st->stock_hops ? calloc(g->num_cells + 1, sizeof(*own)) : theirs;
 	g->prof_ours = malloc(sizeof(uint32_t) * ports);
 	g->prof_stock = malloc(sizeof(uint32_t) * ports);
@@ -856,7 +894,8 @@ static int compare_with_stock(struct oo_guard *g,
 		g->prof_own = malloc(sizeof(uint32_t) * ports);
 		g->lft_own = malloc(lfts);
 	}
-	if (!theirs || !mixed || !own || !g->prof_ours || !g->prof_stock ||
+	if (!theirs || !mixed || !shared || !own || !g->prof_ours ||
+	    !g->prof_stock ||
 	    !g->lft_ours || !g->lft_stock ||
 	    (st->stock_hops && (!g->prof_own || !g->lft_own)))
 		goto out;
@@ -892,6 +931,10 @@ static int compare_with_stock(struct oo_guard *g,
 	if (try_mix(g, st, ours, own, mixed))
 		goto our_hops;
 	log_loss(g, "a mix of both would", mixed, own);
+	/* not over completed roots: our hop tables are still in place */
+	if (!own_hops && st->ours_shared &&
+	    try_shared(g, st, own, shared, mixed))
+		goto our_hops;
 	/* the stock engine's own tables; its hop tables are in place */
 	copy_lfts(g, own_hops ? g->lft_own : g->lft_stock, 0);
 	restore_profiles(g, own_hops ? g->prof_own : g->prof_stock);
@@ -910,6 +953,7 @@ out:
 		free(own);
 	free(theirs);
 	free(mixed);
+	free(shared);
 	return ret;
 }
 

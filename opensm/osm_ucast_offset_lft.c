@@ -161,6 +161,9 @@ struct oo_build {
 	uint32_t paths[OO_PORTS];
 	uint32_t offset_paths[OO_PORTS];
 	unsigned detours;	/* detour cursor: slot after the last detour */
+	unsigned lane_share;	/* see oo_build_offset_lfts() */
+	unsigned long shared;	/* base LIDs lane_share sent off their
+				   parent */
 	unsigned long renumbered; /* LIDs placed over a plan's live slots
 				     (oo_live_slot(), live_block_slot()) */
 	struct oo_candidate cand[OO_PORTS];
@@ -1059,21 +1062,31 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
  * jobs gain more (its quarter job 0.346 -> 0.375, half job 0.314 ->
  * 0.359; sharp-ft2's half job 0.374 -> 0.401).
  */
-static int sibling_lane(const struct oo_build *b, const struct oo_swinfo *si,
+static int sibling_lane(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned slot)
 {
-	uint32_t load[OO_PORTS];
+	uint32_t load[OO_PORTS], least = UINT32_MAX;
 	unsigned i;
 	int s;
 
 	if (!si->has_lanes)
 		return -1;
-	for (i = 0; i < si->slots && i < OO_PORTS; i++)
+	for (i = 0; i < si->slots && i < OO_PORTS; i++) {
 		load[i] = pl->by_slot[i] == OO_NO_CAND ? 0 :
 		    b->offset_paths[pl->port[pl->by_slot[i]]];
+		if (pl->by_slot[i] != OO_NO_CAND && load[i] < least)
+			least = load[i];
+	}
 	s = oo_sibling_lane(pl->by_slot, pl->cut, load, si->slots,
 			    b->tree.level_trunks[si->level], slot);
-	return s < 0 ? -1 : pl->by_slot[s];
+	if (s < 0)
+		return -1;
+	if (b->lane_share &&
+	    load[s] + 1 > (uint64_t)b->lane_share * (least + 1)) {
+		b->shared++;
+		return -1;
+	}
+	return pl->by_slot[s];
 }
 
 /*
@@ -1751,7 +1764,8 @@ static int prepare_build(struct oo_build *b)
 	return 0;
 }
 
-int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule)
+int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
+			 unsigned lane_share)
 {
 	double cpu = oo_thread_cpu_seconds();
 	struct oo_build *b;
@@ -1765,6 +1779,7 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule)
 	b->osm = osm;
 	b->log = &osm->log;
 	b->rule = rule;
+	b->lane_share = lane_share;
 	b->lids_per_port = 1U << osm->subn.opt.lmc;
 
 	if (prepare_build(b))
@@ -1793,8 +1808,14 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule)
 		"(%.3f s CPU)\n", b->tree.num_sw, oo_rule_name(b->rule),
 		b->num_dests, osm->subn.opt.lmc, b->renumbered,
 		oo_thread_cpu_seconds() - cpu);
+	if (lane_share)
+		OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: %lu base LIDs "
+			"whose lane had no cable left their parent, its other "
+			"lanes carrying %u times the least loaded cable's\n",
+			b->shared, lane_share);
+	i = lane_share && !b->shared;
 	free_build(b);
-	return 0;
+	return (int)i;
 
 fail:
 	free_build(b);

@@ -737,3 +737,30 @@ def test_dead_lanes_share_the_live_cables_to_their_spine(tmp_path):
     assert not ours["credit_loop"], ours["credit_cycle"]
     assert leaf_base(ours) > 1.25 * leaf_base(stock), \
         (leaf_base(ours), leaf_base(stock))
+
+
+def test_guard_tries_lanes_shared_beyond_their_spine(tmp_path):
+    """var-ndr-doubled: NDR edges with 2 to 4 cables to each of 8 spines
+    (and one with a single cable).  Every spine takes an equal share of
+    an edge's destinations, so a lone cable carries four times the LIDs
+    of one of four: random orders lose to stock updn, which balances
+    LIDs per cable (0.1733 against 0.1754 in the guard's cells), and no
+    mix of job blocks mends a random order; the guard fell back to the
+    stock tables.  It now builds ours once more with the LIDs of a dead
+    lane leaving their spine where its live lanes carry twice the least
+    loaded cable's, and those stay: above stock updn in every cell, every
+    pair routed, no credit loop."""
+    need_mode("on")
+    gen = variant_args("var-ndr-doubled")
+    log, ours = route_generated(tmp_path, "ndr-doubled", gen, "on")
+    assert "port offsetting's LFTs score lower than the stock ones in " \
+        "random orders base (0.1733, 0 flows lost, against 0.1754, 0)" \
+        in log
+    assert "port offsetting's LFTs with the base LIDs of dead lanes " \
+        "spread beyond their spine score at least as well as the stock " \
+        "ones in all 8 cells; they stay" in log
+    _log, stock = route_generated(tmp_path, "ndr-doubled", gen, "stock")
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert leaf_base(ours) > 1.15 * leaf_base(stock), \
+        (leaf_base(ours), leaf_base(stock))

@@ -187,8 +187,8 @@ def test_guard_mixes_where_offsetting_loses_a_job(sim_cache, tmp_path):
     on = sim_cache.get(fab, 2, "on").require_ok()
     rule = sim_cache.get(fab, 2, "rule").require_ok()
     stock = sim_cache.get(fab, 2, "stock").require_ok()
-    assert any("job blocks or LID offsets where port offsetting lost take "
-               "the stock routes" in ln for ln in guard_lines(on)), \
+    assert any("the flows of 1 job blocks or LID offsets where it lost, "
+               "take the stock routes" in ln for ln in guard_lines(on)), \
         guard_lines(on)
     s_on, s_rule, s_stock = (scores(r, 2) for r in (on, rule, stock))
     key = ("half job 1", "spread")
