@@ -635,14 +635,15 @@ static const uint8_t **index_rows(const struct oo_guard *g,
 
 /*
  * The stock tables as a net of their own, and the rows of the stock
- * engine's own tables where there are such.
+ * engine's own tables where there are such (indexed once, kept until
+ * free_guard()).
  */
 static int index_stock(struct oo_guard *g, struct oo_eval_net *net)
 {
-	g->stock_row = index_rows(g, g->lft_stock);
-	if (!g->stock_row)
+	if (!g->stock_row && !(g->stock_row = index_rows(g, g->lft_stock)))
 		return -1;
-	if (g->lft_own && !(g->own_row = index_rows(g, g->lft_own)))
+	if (g->lft_own && !g->own_row &&
+	    !(g->own_row = index_rows(g, g->lft_own)))
 		return -1;
 	*net = g->net;
 	net->lft = g->stock_row;
