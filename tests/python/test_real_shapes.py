@@ -619,6 +619,25 @@ def variant_args(name):
     return [a for n, _what, a in VARIANTS if n == name][0]
 
 
+def route_variant(tmp_path, name, lmc=0):
+    """A bench-fabrics variant routed with the plugin and by stock updn,
+    the roots left to updn: (osm.log, ours, stock) as route_generated()
+    gives them."""
+    gen = variant_args(name)
+    log, ours = route_generated(tmp_path, name, gen, "on", lmc)
+    _log, stock = route_generated(tmp_path, name, gen, "stock", lmc)
+    return log, ours, stock
+
+
+def assert_routed_above_stock(ours, stock, factor):
+    """Every host/LID pair routed, no credit loop, and leaf order more
+    than factor x stock updn's."""
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert leaf_base(ours) > factor * leaf_base(stock), \
+        (leaf_base(ours), leaf_base(stock))
+
+
 def test_top_switches_updn_left_out_join_the_roots(tmp_path):
     """var-kary-links: a 4-ary 3-tree that lost 6 % of its cables:
     updn's detection finds 3 of the 16 top switches.  The others, at the
@@ -652,16 +671,11 @@ def test_guard_scores_the_tables_the_reach_pass_leaves(tmp_path):
     each candidate as the reach pass will leave it, and ours stay: every
     pair routed, no credit loop, 0.462 in leaf order."""
     need_mode("on")
-    gen = variant_args("var-ndr-sharp-mgmt")
-    log, ours = route_generated(tmp_path, "ndr-sharp-mgmt", gen, "on")
+    log, ours, stock = route_variant(tmp_path, "var-ndr-sharp-mgmt")
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
-    _log, stock = route_generated(tmp_path, "ndr-sharp-mgmt", gen, "stock")
     assert stock["unreachable_pairs"] > 0
-    assert ours["unreachable_pairs"] == 0
-    assert not ours["credit_loop"], ours["credit_cycle"]
-    assert leaf_base(ours) > 1.3 * leaf_base(stock), \
-        (leaf_base(ours), leaf_base(stock))
+    assert_routed_above_stock(ours, stock, 1.3)
 
 
 def test_guard_gives_lost_destinations_the_stock_routes(tmp_path):
@@ -676,19 +690,14 @@ def test_guard_gives_lost_destinations_the_stock_routes(tmp_path):
     and leaf order stays above stock's (0.131 against 0.108 in
     docs/fabrics.md)."""
     need_mode("on")
-    gen = variant_args("var-dir-mgmt-taper3")
-    log, ours = route_generated(tmp_path, "dir-mgmt", gen, "on")
+    log, ours, stock = route_variant(tmp_path, "var-dir-mgmt-taper3")
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base (0.1375, 6 flows lost, against 0.1078, 3)" in log
     assert "the routes toward 2 host LIDs port offsetting left without " \
         "a route, and the flows of 1 job blocks or LID offsets where it " \
         "lost, take the stock routes" in log
-    _log, stock = route_generated(tmp_path, "dir-mgmt", gen, "stock")
     assert stock["unreachable_pairs"] > 0
-    assert ours["unreachable_pairs"] == 0 and ours["valid"]
-    assert not ours["credit_loop"], ours["credit_cycle"]
-    assert leaf_base(ours) > 1.15 * leaf_base(stock), \
-        (leaf_base(ours), leaf_base(stock))
+    assert_routed_above_stock(ours, stock, 1.15)
 
 
 def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
@@ -702,17 +711,12 @@ def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
     LIDs keep port offsetting's routes (leaf order 0.444 against 0.295)
     and every offset scores as stock's own."""
     need_mode("on")
-    gen = variant_args("var-rails8-2l")
-    log, ours = route_generated(tmp_path, "rails8", gen, "on", lmc=2)
+    log, ours, stock = route_variant(tmp_path, "var-rails8-2l", lmc=2)
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base+1 (0.2595, 0 flows lost, against 0.2915, 0)" in log
     assert "(2 LID offsets updn's own, over its own roots; the tables " \
         "have no credit loop)" in log
-    _log, stock = route_generated(tmp_path, "rails8", gen, "stock", lmc=2)
-    assert ours["valid"] and ours["unreachable_pairs"] == 0
-    assert not ours["credit_loop"], ours["credit_cycle"]
-    assert leaf_base(ours) > 1.4 * leaf_base(stock), \
-        (leaf_base(ours), leaf_base(stock))
+    assert_routed_above_stock(ours, stock, 1.4)
     assert ours["shift"]["spread"]["efficiency"] > \
         stock["shift"]["spread"]["efficiency"]
 
@@ -728,15 +732,10 @@ def test_dead_lanes_share_the_live_cables_to_their_spine(tmp_path):
     no credit loop, leaf order well above stock updn's (0.385 against
     0.283 in docs/fabrics.md)."""
     need_mode("on")
-    gen = variant_args("var-ndr-empty-mgmt")
-    log, ours = route_generated(tmp_path, "ndr-empty", gen, "on")
+    log, ours, stock = route_variant(tmp_path, "var-ndr-empty-mgmt")
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
-    _log, stock = route_generated(tmp_path, "ndr-empty", gen, "stock")
-    assert ours["valid"] and ours["unreachable_pairs"] == 0
-    assert not ours["credit_loop"], ours["credit_cycle"]
-    assert leaf_base(ours) > 1.25 * leaf_base(stock), \
-        (leaf_base(ours), leaf_base(stock))
+    assert_routed_above_stock(ours, stock, 1.25)
 
 
 def test_guard_tries_lanes_shared_beyond_their_spine(tmp_path):
@@ -751,16 +750,11 @@ def test_guard_tries_lanes_shared_beyond_their_spine(tmp_path):
     loaded cable's, and those stay: above stock updn in every cell, every
     pair routed, no credit loop."""
     need_mode("on")
-    gen = variant_args("var-ndr-doubled")
-    log, ours = route_generated(tmp_path, "ndr-doubled", gen, "on")
+    log, ours, stock = route_variant(tmp_path, "var-ndr-doubled")
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "random orders base (0.1733, 0 flows lost, against 0.1754, 0)" \
         in log
     assert "port offsetting's LFTs with the base LIDs of dead lanes " \
         "spread beyond their spine score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
-    _log, stock = route_generated(tmp_path, "ndr-doubled", gen, "stock")
-    assert ours["valid"] and ours["unreachable_pairs"] == 0
-    assert not ours["credit_loop"], ours["credit_cycle"]
-    assert leaf_base(ours) > 1.15 * leaf_base(stock), \
-        (leaf_base(ours), leaf_base(stock))
+    assert_routed_above_stock(ours, stock, 1.15)
