@@ -17,9 +17,8 @@
  * ours lost take the stock routes, if that scores at least as well
  * everywhere; else ours built again with their lanes shared
  * (st->ours_shared), or a mix of those; else the stock tables, byte for
- * byte what
- * the engine would have built without the plugin.  The log says which
- * and why.
+ * byte what the engine would have built without the plugin.  The log says
+ * which and why.
  */
 
 #if HAVE_CONFIG_H
@@ -368,11 +367,8 @@ static void copy_lfts(const struct oo_guard *g, uint8_t *buf, int out)
 }
 
 /*
- * Score the tables in place as the reach pass will leave them (st->fill):
- * both stages leave holes where up/down routing cannot go, and the pass
- * fills what it can of them whichever tables stay, so a candidate is
- * judged by the flows that stay lost after it and by the load its fills
- * add.  The tables in place are as before on return.
+ * Fill the tables in place as the reach pass would (st->fill), keeping
+ * them as they were in lft_unfilled: 1 where it filled, else 0.
  */
 static int fill_in_place(struct oo_guard *g, const struct oo_guard_stages *st)
 {
@@ -389,6 +385,13 @@ static void unfill(struct oo_guard *g, int filled)
 		copy_lfts(g, g->lft_unfilled, 0);
 }
 
+/*
+ * Score the tables in place as the reach pass will leave them (st->fill):
+ * both stages leave holes where up/down routing cannot go, and the pass
+ * fills what it can of them whichever tables stay, so a candidate is
+ * judged by the flows that stay lost after it and by the load its fills
+ * add.  The tables in place are as before on return.
+ */
 static void score_tables(struct oo_guard *g, const struct oo_guard_stages *st,
 			 struct oo_eval_score *score)
 {
@@ -790,12 +793,42 @@ static void log_loss(const struct oo_guard *g, const char *what,
 		a[c].eff, a[c].lost, stock[c].eff, stock[c].lost);
 }
 
+/* What keep_or_mix() settles on. */
+#define OO_GUARD_NEITHER 0
+#define OO_GUARD_MIX 1		/* a mix of them and stock, in place */
+#define OO_GUARD_KEEP 2		/* the tables of lft_ours */
+
+/*
+ * Port offsetting's tables (lft_ours), scored in ours and named what in
+ * the log: kept where they score at least as well as stock in every
+ * cell, else a mix (try_mix(), mix_what naming it in the log should it
+ * lose too), else neither (the tables in place are then undefined).
+ */
+static int keep_or_mix(struct oo_guard *g, const struct oo_guard_stages *st,
+		       const char *what, const char *mix_what,
+		       const struct oo_eval_score *ours,
+		       const struct oo_eval_score *stock,
+		       struct oo_eval_score *mixed)
+{
+	if (first_loss(g, ours, stock) < 0) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
+			"score at least as well as the stock ones in all %u "
+			"cells; they stay\n", what, g->num_cells);
+		return OO_GUARD_KEEP;
+	}
+	log_loss(g, what, ours, stock);
+	if (try_mix(g, st, ours, stock, mixed))
+		return OO_GUARD_MIX;
+	log_loss(g, mix_what, mixed, stock);
+	return OO_GUARD_NEITHER;
+}
+
 /*
  * Port offsetting's LFTs again with their lanes shared (st->ours_shared),
  * where ours and their mix lose: then ours, or else a mix of them, as
- * try_mix() puts it together; lft_ours and prof_ours become theirs.
- * Returns 1 with one of them in place, 0 otherwise (the tables in place
- * are undefined).
+ * keep_or_mix() settles; lft_ours and prof_ours become theirs.  Returns 1
+ * with one of them in place, 0 otherwise (the tables in place are
+ * undefined).
  */
 static int try_shared(struct oo_guard *g, const struct oo_guard_stages *st,
 		      const struct oo_eval_score *stock,
@@ -809,20 +842,10 @@ static int try_shared(struct oo_guard *g, const struct oo_guard_stages *st,
 	copy_lfts(g, g->lft_ours, 1);
 	score_tables(g, st, shared);
 	log_scores(g, "offsetting, lanes shared", shared);
-	if (first_loss(g, shared, stock) < 0) {
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
-			"offsetting's LFTs with the base LIDs of dead lanes "
-			"spread beyond their spine score at least as well as "
-			"the stock ones in all %u cells; they stay\n",
-			g->num_cells);
-		return 1;
-	}
-	log_loss(g, "port offsetting's LFTs with lanes shared", shared,
-		 stock);
-	if (try_mix(g, st, shared, stock, mixed))
-		return 1;
-	log_loss(g, "a mix of those and stock's would", mixed, stock);
-	return 0;
+	return keep_or_mix(g, st, "port offsetting's LFTs with the base LIDs "
+			   "of dead lanes spread beyond their spine",
+			   "a mix of those and stock's would", shared, stock,
+			   mixed) != OO_GUARD_NEITHER;
 }
 
 /* Our hop tables back, after the stock engine's: 0, or -1 (logged). */
@@ -896,8 +919,7 @@ static int compare_with_stock(struct oo_guard *g,
 		g->lft_own = malloc(lfts);
 	}
 	if (!theirs || !mixed || !shared || !own || !g->prof_ours ||
-	    !g->prof_stock ||
-	    !g->lft_ours || !g->lft_stock ||
+	    !g->prof_stock || !g->lft_ours || !g->lft_stock ||
 	    (st->stock_hops && (!g->prof_own || !g->lft_own)))
 		goto out;
 	save_profiles(g, g->prof_ours);
@@ -921,17 +943,13 @@ static int compare_with_stock(struct oo_guard *g,
 			"updn's own, over its own roots\n");
 	}
 	ret = 0;
-	if (first_loss(g, ours, own) < 0) {
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
-			"offsetting's LFTs score at least as well as the "
-			"stock ones in all %u cells; they stay\n",
-			g->num_cells);
+	switch (keep_or_mix(g, st, "port offsetting's LFTs",
+			    "a mix of both would", ours, own, mixed)) {
+	case OO_GUARD_KEEP:
 		goto ours_back;
-	}
-	log_loss(g, "port offsetting's LFTs", ours, own);
-	if (try_mix(g, st, ours, own, mixed))
+	case OO_GUARD_MIX:
 		goto our_hops;
-	log_loss(g, "a mix of both would", mixed, own);
+	}
 	/* not over completed roots: our hop tables are still in place */
 	if (!own_hops && st->ours_shared &&
 	    try_shared(g, st, own, shared, mixed))

@@ -987,16 +987,37 @@ static int offset_collides(const struct oo_build *b,
 	return 0;
 }
 
+/*
+ * Per slot of the plan, the LIDs of the offset being routed that its
+ * port carries so far (0 for a dead slot); returns the least of the live
+ * slots', UINT32_MAX where none is live.
+ */
+static uint32_t slot_loads(const struct oo_build *b,
+			   const struct oo_swinfo *si,
+			   const struct oo_plan *pl, uint32_t *load)
+{
+	uint32_t least = UINT32_MAX;
+	unsigned s;
+
+	for (s = 0; s < si->slots && s < OO_PORTS; s++) {
+		if (pl->by_slot[s] == OO_NO_CAND) {
+			load[s] = 0;
+			continue;
+		}
+		load[s] = b->offset_paths[pl->port[pl->by_slot[s]]];
+		if (load[s] < least)
+			least = load[s];
+	}
+	return least;
+}
+
 /* A base LID's detour (oo_far_slot()), weighing the base LIDs per port. */
 static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
 		      const struct oo_plan *pl, unsigned slot)
 {
 	uint32_t load[OO_PORTS];
-	unsigned s;
 
-	for (s = 0; s < si->slots && s < OO_PORTS; s++)
-		load[s] = pl->by_slot[s] == OO_NO_CAND ? 0 :
-		    b->offset_paths[pl->port[pl->by_slot[s]]];
+	slot_loads(b, si, pl, load);
 	return oo_far_slot(pl->by_slot, load, si->slots, slot, &b->detours);
 }
 
@@ -1065,18 +1086,12 @@ static int live_block_slot(const struct oo_build *b, const struct oo_plan *pl,
 static int sibling_lane(struct oo_build *b, const struct oo_swinfo *si,
 			const struct oo_plan *pl, unsigned slot)
 {
-	uint32_t load[OO_PORTS], least = UINT32_MAX;
-	unsigned i;
+	uint32_t load[OO_PORTS], least;
 	int s;
 
 	if (!si->has_lanes)
 		return -1;
-	for (i = 0; i < si->slots && i < OO_PORTS; i++) {
-		load[i] = pl->by_slot[i] == OO_NO_CAND ? 0 :
-		    b->offset_paths[pl->port[pl->by_slot[i]]];
-		if (pl->by_slot[i] != OO_NO_CAND && load[i] < least)
-			least = load[i];
-	}
+	least = slot_loads(b, si, pl, load);
 	s = oo_sibling_lane(pl->by_slot, pl->cut, load, si->slots,
 			    b->tree.level_trunks[si->level], slot);
 	if (s < 0)
