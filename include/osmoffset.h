@@ -45,6 +45,8 @@ struct oo_options {
 				   leaves empty, loop-free (default on) */
 	unsigned reach_vls;	/* virtual lanes the reach pass may put
 				   routes on (default 1: VL0 only) */
+	int design_lanes;	/* the stock guard also tries each level's
+				   lanes by design (default on) */
 };
 
 /*
@@ -63,6 +65,8 @@ struct oo_options {
  *	reach_all	= on | off  (default on; the same words)
  *	reach_vls	= 1 .. 8  (default 1; virtual lanes the reach pass
  *			  may put the routes it cannot fit on VL0 on)
+ *	design_lanes	= on | off  (default on; the same words as
+ *			  stock_guard)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -241,6 +245,18 @@ int oo_sibling_lane(const uint8_t *cand, const uint8_t *cut,
  * spine.
  */
 int oo_lanes_align(const uint16_t *parent, unsigned slots, unsigned lanes);
+
+/*
+ * A trunk wider than its level's lanes (a cable doubled beyond the design,
+ * see oo_design_lanes()): which of its width links a LID whose up slot is
+ * in lane takes, the links numbered in port order.  Each turn of the
+ * destination ranks around the level's slots moves on by lanes, as
+ * pick_down_link() does coming down, so that the links beyond the lanes
+ * carry their share; lane itself where the trunk is no wider than lanes,
+ * or lane is not one of them.
+ */
+unsigned oo_extra_lane(unsigned lane, unsigned lanes, unsigned width,
+		       uint64_t turn);
 
 /*
  * Whether a plan at a level with parallel lanes (slot = lane * parents +
@@ -579,6 +595,9 @@ struct oo_rank_graph {
 	const unsigned *order;	/* per switch: position by name, then
 				   GUID; breaks ties between switches wired
 				   alike */
+	int design_lanes;	/* size each level's lanes by its design
+				   (oo_design_lanes()), not its widest
+				   trunk */
 };
 
 struct oo_rank_tree {
@@ -589,7 +608,9 @@ struct oo_rank_tree {
 	unsigned *slots;	/* per switch: its up slots */
 	int16_t *slot;		/* num_sw * stride: the up slot a port
 				   fills, -1 for none */
-	unsigned level_trunks[OO_MAX_LEVELS];	/* most parallel links */
+	unsigned level_trunks[OO_MAX_LEVELS];	/* lanes: most parallel
+						   links, or the design */
+	unsigned level_widest[OO_MAX_LEVELS];	/* most parallel links */
 	unsigned level_parents[OO_MAX_LEVELS];	/* most nominal parents */
 	unsigned level_slots[OO_MAX_LEVELS];	/* most slots of a switch */
 	uint64_t divisor[OO_MAX_LEVELS];
@@ -623,6 +644,16 @@ struct oo_rank_tree {
  * left allocated.
  */
 int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t);
+
+/*
+ * The lanes a level is designed with: the most parallel links that at
+ * least two thirds of its trunks (the links of a switch to one parent)
+ * have, from trunks[w] = how many trunks have exactly w links, w = 0 ..
+ * widest.  Cables doubled by hand on some trunks (a third of them, say)
+ * then add capacity to the lanes of the design instead of lanes of their
+ * own, which most switches would leave dead.  0 when there are no trunks.
+ */
+unsigned oo_design_lanes(const unsigned *trunks, unsigned widest);
 void oo_rank_tree_free(struct oo_rank_tree *t);
 
 /*

@@ -56,14 +56,18 @@ int oo_minhop_build_hop_tables(struct osm_opensm *osm);
  * parent has no cable always takes another lane to the same parent; N >
  * 0: only while that lane carries fewer than N x (1 + the least loaded
  * up cable's) base LIDs, else it detours to a lightly loaded cable of
- * another parent (oo_far_slot()).  Returns 0, 1 when lane_share changed
- * no LID (the tables are those of lane_share 0), or -1 (no memory, a
- * switch without tables, a tree deeper than OO_MAX_LEVELS) with the LFTs
- * to be rebuilt by the stock stage.
+ * another parent (oo_far_slot()).  design_lanes 0: each level has as
+ * many lanes as its widest trunk has links; 1: as its design has
+ * (oo_design_lanes()), the links beyond them sharing the lanes' LIDs.
+ * Returns 0; 1 when lane_share changed no LID (the tables are those of
+ * lane_share 0), or design_lanes would change nothing (no level's design
+ * is narrower than its widest trunk; the tables are left as they were);
+ * or -1 (no memory, a switch without tables, a tree deeper than
+ * OO_MAX_LEVELS) with the LFTs to be rebuilt by the stock stage.
  */
 enum oo_rule;
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
-			 unsigned lane_share);
+			 unsigned lane_share, int design_lanes);
 
 /* An LFT stage: fills every switch's new_lft; 0 on success. */
 typedef int (*oo_lft_builder)(void *context);
@@ -80,6 +84,10 @@ struct oo_guard_stages {
 	/* ours again with lane_share (oo_build_offset_lfts()), tried where
 	   ours and their mix lose: 1 when it would change nothing; or NULL */
 	oo_lft_builder ours_shared;
+	/* ours again with design_lanes (oo_build_offset_lfts()), which
+	   replace ours where they score better: 1 when they would change
+	   nothing (the tables are left as they were); or NULL */
+	oo_lft_builder ours_design;
 	oo_lft_builder stock;
 	oo_lft_builder stock_hops;
 	oo_lft_builder our_hops;

@@ -102,6 +102,7 @@ static const char *own_key(const char *key)
 #define SEEN_GUARD 0x4
 #define SEEN_REACH 0x8
 #define SEEN_VLS 0x10
+#define SEEN_DESIGN 0x20
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -160,7 +161,7 @@ static int parse_switch(const char *value, int *on)
 	return 0;
 }
 
-/* A key that is on or off: stock_guard, reach_all. */
+/* A key that is on or off: stock_guard, reach_all, design_lanes. */
 static int parse_on_off(const char *key, const char *value, int bit,
 			int *field, int *seen, char *err, size_t err_len)
 {
@@ -236,9 +237,12 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 				    &opts->reach_all, seen, err, err_len);
 	if (!strcasecmp(key, "reach_vls"))
 		return parse_reach_vls(value, opts, seen, err, err_len);
+	if (!strcasecmp(key, "design_lanes"))
+		return parse_on_off("design_lanes", value, SEEN_DESIGN,
+				    &opts->design_lanes, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
-		 "reach_all, reach_vls)", token);
+		 "reach_all, reach_vls, design_lanes)", token);
 	return -1;
 }
 
@@ -249,6 +253,7 @@ static void set_defaults(struct oo_options *opts)
 	opts->stock_guard = 1;
 	opts->reach_all = 1;
 	opts->reach_vls = 1;
+	opts->design_lanes = 1;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

@@ -355,6 +355,24 @@ static unsigned lane_of(const struct oo_rank_graph *g, unsigned s,
 	return lane;
 }
 
+unsigned oo_design_lanes(const unsigned *trunks, unsigned widest)
+{
+	uint64_t all = 0, wide = 0;
+	unsigned w;
+
+	for (w = 0; w <= widest; w++)
+		all += trunks[w];
+	if (!all)
+		return 0;
+	for (w = widest; w > 0; w--) {
+		wide += trunks[w];
+		if (wide * 3 >= all * 2)
+			return w;
+	}
+	return 0;
+}
+
+/* The widest trunk up from each level (level_widest). */
 static void measure_trunks(const struct oo_rank_graph *g,
 			   struct oo_rank_tree *t)
 {
@@ -367,9 +385,47 @@ static void measure_trunks(const struct oo_rank_graph *g,
 			if (!is_up(t, s, g->link[i].to))
 				continue;
 			w = trunk_width(g, s, i);
-			if (w > t->level_trunks[t->level[s]])
-				t->level_trunks[t->level[s]] = w;
+			if (w > t->level_widest[t->level[s]])
+				t->level_widest[t->level[s]] = w;
 		}
+}
+
+/*
+ * Each level's lanes: its widest trunk, or with g->design_lanes its
+ * design (oo_design_lanes() over the trunks up from the level, each
+ * counted once, at its first link).  Returns 0, or -1 with no memory.
+ */
+static int choose_lanes(const struct oo_rank_graph *g,
+			struct oo_rank_tree *t)
+{
+	unsigned l, s, i, *trunks;
+
+	for (l = 0; l < OO_MAX_LEVELS; l++)
+		t->level_trunks[l] = t->level_widest[l];
+	if (!g->design_lanes)
+		return 0;
+	for (l = 0; l < t->num_levels && l < OO_MAX_LEVELS; l++) {
+		unsigned widest = t->level_widest[l], lanes;
+
+		if (widest < 2)
+			continue;
+		trunks = calloc(widest + 1, sizeof(*trunks));
+		if (!trunks)
+			return -1;
+		for (s = 0; s < g->num_sw; s++) {
+			if (t->level[s] != l)
+				continue;
+			for (i = g->first[s]; i < g->first[s + 1]; i++)
+				if (is_up(t, s, g->link[i].to) &&
+				    !lane_of(g, s, i))
+					trunks[trunk_width(g, s, i)]++;
+		}
+		lanes = oo_design_lanes(trunks, widest);
+		if (lanes)
+			t->level_trunks[l] = lanes;
+		free(trunks);
+	}
+	return 0;
 }
 
 /*
@@ -725,7 +781,7 @@ int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 	if (assign_levels(g, t) || assign_ranks(g, t))
 		goto fail;
 	measure_trunks(g, t);
-	if (number_all_slots(g, t, t->nominal))
+	if (choose_lanes(g, t) || number_all_slots(g, t, t->nominal))
 		goto fail;
 	level_divisors(t);
 	free_work(t);

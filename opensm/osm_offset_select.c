@@ -210,6 +210,14 @@ int oo_lanes_align(const uint16_t *parent, unsigned slots, unsigned lanes)
 	return 1;
 }
 
+unsigned oo_extra_lane(unsigned lane, unsigned lanes, unsigned width,
+		       uint64_t turn)
+{
+	if (!lanes || width <= lanes || lane >= lanes)
+		return lane;
+	return (unsigned)((turn * lanes + lane) % width);
+}
+
 int oo_offsets_take_live_block(const uint8_t *cand, const uint8_t *cut,
 			       unsigned slots, unsigned parents,
 			       unsigned lids)

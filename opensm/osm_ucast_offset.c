@@ -72,7 +72,21 @@ static int build_ours(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0);
+	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0, 0);
+}
+
+/*
+ * The same with each level's lanes by its design rather than its widest
+ * trunk: edges cabled twice to each spine, a third of their cables
+ * doubled once more, then have 2 lanes, not 3 or 4 that most of them
+ * leave dead, and the doubled cables share their lane's LIDs.  The stock
+ * guard keeps whichever of the two scores better.
+ */
+static int build_ours_design(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0, 1);
 }
 
 /*
@@ -90,7 +104,7 @@ static int build_ours_shared(void *context)
 	struct oo_plugin *plugin = context;
 
 	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule,
-				    OO_GUARD_LANE_SHARE);
+				    OO_GUARD_LANE_SHARE, 0);
 }
 
 /* updn's hop tables over the roots updn's own detection finds. */
@@ -150,6 +164,8 @@ static int build_guarded(struct oo_plugin *plugin)
 	struct oo_guard_stages st = {
 		.ours = build_ours,
 		.ours_shared = build_ours_shared,
+		.ours_design = plugin->opts.design_lanes ?
+		    build_ours_design : NULL,
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,

@@ -6,7 +6,9 @@
  * This software is available to you under the terms of the GNU General
  * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
  *
- * OpenSM glue.  Port offsetting builds its LFTs; they are scored with
+ * OpenSM glue.  Port offsetting builds its LFTs (and again with each
+ * level's lanes by its design, where that is narrower than its widest
+ * trunk: the better of the two goes on); they are scored with
  * oo_eval_shift() (osm_offset_eval.c) in the rank orders a job meets:
  * hosts grouped by leaf, each quarter and each half of that order, and
  * seeded random orders, with base-LID and (LMC > 0) striped traffic.
@@ -85,6 +87,7 @@ struct oo_guard {
 	struct oo_cell cell[OO_GUARD_MAX_CELLS];
 	unsigned num_cells;
 	unsigned first_offset_cell;	/* cells of one LID offset each */
+	unsigned num_base_cells;	/* cells of base-LID traffic */
 	uint32_t *prof_before;	/* port profiles before any LFT stage */
 	uint32_t *prof_ours;
 	uint32_t *prof_stock;
@@ -229,6 +232,7 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 		c->n = n;
 		c->traffic = spread ? OO_EVAL_SPREAD : 0;
 		c->slack = num_orders > 1 ? OO_GUARD_RANDOM_SLACK : 0.0;
+		g->num_base_cells += !spread;
 	}
 }
 
@@ -848,6 +852,98 @@ static int try_shared(struct oo_guard *g, const struct oo_guard_stages *st,
 			   mixed) != OO_GUARD_NEITHER;
 }
 
+/*
+ * A candidate's sums over the cells: the flows lost, the efficiencies of
+ * the base-LID cells (all an MPI that ignores LMC sends), of all cells.
+ */
+struct oo_guard_sums {
+	uint64_t lost;
+	double base;
+	double all;
+};
+
+static void sum_scores(const struct oo_guard *g,
+		       const struct oo_eval_score *score,
+		       struct oo_guard_sums *sum)
+{
+	unsigned c;
+
+	memset(sum, 0, sizeof(*sum));
+	for (c = 0; c < g->num_cells; c++) {
+		sum->lost += score[c].lost;
+		sum->all += score[c].eff;
+		if (!g->cell[c].traffic)
+			sum->base += score[c].eff;
+	}
+}
+
+/* Fewer flows lost, else more base-LID efficiency, else more in all. */
+static int sums_better(const struct oo_guard_sums *a,
+		       const struct oo_guard_sums *b)
+{
+	if (a->lost != b->lost)
+		return a->lost < b->lost;
+	if (a->base != b->base)
+		return a->base > b->base;
+	return a->all > b->all;
+}
+
+static void log_design(const struct oo_guard *g, const char *verdict,
+		       const struct oo_guard_sums *design,
+		       const struct oo_guard_sums *ours)
+{
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
+		"offsetting's LFTs with each level's lanes by design score %s "
+		"than with the widest trunks' (%" PRIu64 " flows lost, base "
+		"LIDs %.4f, all cells %.4f on average, against %" PRIu64 ", "
+		"%.4f, %.4f); %s\n", verdict, design->lost,
+		design->base / g->num_base_cells, design->all / g->num_cells,
+		ours->lost, ours->base / g->num_base_cells,
+		ours->all / g->num_cells, *verdict == 'b' ?
+		"they go on in their place" : "those go on");
+}
+
+/*
+ * Port offsetting's LFTs again with each level's lanes by its design
+ * (st->ours_design) where that is narrower than its widest trunk: they
+ * replace ours (lft_ours, prof_ours and the scores in ours) where they
+ * score better (sums_better()).  The tables of ours, or of those that replace them, are in
+ * place on return.
+ */
+static void try_design(struct oo_guard *g, const struct oo_guard_stages *st,
+		       struct oo_eval_score *ours,
+		       struct oo_eval_score *design)
+{
+	struct oo_guard_sums sum_ours, sum_design;
+	int ret;
+
+	restore_profiles(g, g->prof_before);
+	ret = st->ours_design(st->ctx);
+	if (ret < 0)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"LFTs with lanes by design could not be built; those "
+			"with the widest trunks' lanes stay in the running\n");
+	if (ret) {
+		copy_lfts(g, g->lft_ours, 0);
+		restore_profiles(g, g->prof_ours);
+		return;
+	}
+	score_tables(g, st, design);
+	log_scores(g, "offsetting, lanes by design", design);
+	sum_scores(g, ours, &sum_ours);
+	sum_scores(g, design, &sum_design);
+	if (sums_better(&sum_design, &sum_ours)) {
+		log_design(g, "better", &sum_design, &sum_ours);
+		save_profiles(g, g->prof_ours);
+		copy_lfts(g, g->lft_ours, 1);
+		memcpy(ours, design, sizeof(*ours) * g->num_cells);
+		return;
+	}
+	log_design(g, "no better", &sum_design, &sum_ours);
+	copy_lfts(g, g->lft_ours, 0);
+	restore_profiles(g, g->prof_ours);
+}
+
 /* Our hop tables back, after the stock engine's: 0, or -1 (logged). */
 static int our_hops_back(struct oo_guard *g, const struct oo_guard_stages *st)
 {
@@ -888,8 +984,9 @@ static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
 }
 
 /*
- * Ours are built and in place.  Build the stock tables too and keep ours,
- * else a mix, else stock, whichever first scores at least as well as
+ * Ours are built and in place.  Ours with lanes by design replace them if
+ * they score better (try_design()).  Build the stock tables too and keep
+ * ours, else a mix, else stock, whichever first scores at least as well as
  * stock in every cell.  When our hop tables are over completed roots
  * (st->stock_hops), the scores to beat and the fallback are the stock
  * engine's own tables over its own roots, while the mix takes its entries
@@ -900,15 +997,16 @@ static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
  */
 static int compare_with_stock(struct oo_guard *g,
 			      const struct oo_guard_stages *st,
-			      const struct oo_eval_score *ours)
+			      struct oo_eval_score *ours)
 {
-	struct oo_eval_score *theirs, *mixed, *own, *shared;
+	struct oo_eval_score *theirs, *mixed, *own, *shared, *design;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
 	int ret = -1, own_hops = 0;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
 	shared = calloc(g->num_cells + 1, sizeof(*shared));
+	design = calloc(g->num_cells + 1, sizeof(*design));
 	own = st->stock_hops ? calloc(g->num_cells + 1, sizeof(*own)) : theirs;
 	g->prof_ours = malloc(sizeof(uint32_t) * ports);
 	g->prof_stock = malloc(sizeof(uint32_t) * ports);
@@ -918,12 +1016,14 @@ static int compare_with_stock(struct oo_guard *g,
 		g->prof_own = malloc(sizeof(uint32_t) * ports);
 		g->lft_own = malloc(lfts);
 	}
-	if (!theirs || !mixed || !shared || !own || !g->prof_ours ||
+	if (!theirs || !mixed || !shared || !design || !own || !g->prof_ours ||
 	    !g->prof_stock || !g->lft_ours || !g->lft_stock ||
 	    (st->stock_hops && (!g->prof_own || !g->lft_own)))
 		goto out;
 	save_profiles(g, g->prof_ours);
 	copy_lfts(g, g->lft_ours, 1);
+	if (st->ours_design)
+		try_design(g, st, ours, design);
 	restore_profiles(g, g->prof_before);
 	g->stock_cpu = oo_thread_cpu_seconds();
 	if (st->stock(st->stock_ctx))
@@ -973,6 +1073,7 @@ out:
 	free(theirs);
 	free(mixed);
 	free(shared);
+	free(design);
 	return ret;
 }
 

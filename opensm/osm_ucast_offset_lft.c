@@ -82,7 +82,8 @@ struct oo_tree {
 	unsigned num_sw;
 	unsigned num_levels;
 	unsigned level_parents[OO_MAX_LEVELS];	/* most nominal parents */
-	unsigned level_trunks[OO_MAX_LEVELS];	/* most parallel links */
+	unsigned level_trunks[OO_MAX_LEVELS];	/* lanes (oo_rank_tree()) */
+	unsigned level_widest[OO_MAX_LEVELS];	/* most parallel links */
 	unsigned level_slots[OO_MAX_LEVELS];	/* most up slots */
 	uint64_t divisor[OO_MAX_LEVELS];
 };
@@ -162,6 +163,8 @@ struct oo_build {
 	uint32_t offset_paths[OO_PORTS];
 	unsigned detours;	/* detour cursor: slot after the last detour */
 	unsigned lane_share;	/* see oo_build_offset_lfts() */
+	int design_lanes;	/* lanes by design (oo_design_lanes()) */
+	unsigned long extra;	/* LIDs over links beyond the lanes */
 	unsigned long shared;	/* base LIDs lane_share sent off their
 				   parent */
 	unsigned long renumbered; /* LIDs placed over a plan's live slots
@@ -470,7 +473,10 @@ static int rank_switches(struct oo_build *b, struct oo_tree *t)
 	int ret = -1;
 
 	memset(&gr, 0, sizeof(gr));
-	if (build_graph(t, &gr) || oo_rank_tree(&gr.g, &rt))
+	if (build_graph(t, &gr))
+		goto out;
+	gr.g.design_lanes = b->design_lanes;
+	if (oo_rank_tree(&gr.g, &rt))
 		goto out;
 	for (i = 0; i < t->num_sw; i++) {
 		struct oo_swinfo *si = &t->info[i];
@@ -490,6 +496,7 @@ static int rank_switches(struct oo_build *b, struct oo_tree *t)
 	t->num_levels = rt.num_levels;
 	memcpy(t->level_parents, rt.level_parents, sizeof(t->level_parents));
 	memcpy(t->level_trunks, rt.level_trunks, sizeof(t->level_trunks));
+	memcpy(t->level_widest, rt.level_widest, sizeof(t->level_widest));
 	memcpy(t->level_slots, rt.level_slots, sizeof(t->level_slots));
 	memcpy(t->divisor, rt.divisor, sizeof(t->divisor));
 	for (i = 0; i < t->num_sw; i++)
@@ -541,9 +548,23 @@ static int build_tree(struct oo_build *b)
 	if (rank_switches(b, t))
 		return -1;
 	OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: %u switches in %u "
-		"levels; up slots per level: %u %u %u %u\n", t->num_sw,
-		t->num_levels, t->level_slots[0], t->level_slots[1],
-		t->level_slots[2], t->level_slots[3]);
+		"levels; up slots per level: %u %u %u %u; lanes: %u %u %u "
+		"(widest trunks %u %u %u)\n", t->num_sw, t->num_levels,
+		t->level_slots[0], t->level_slots[1], t->level_slots[2],
+		t->level_slots[3], t->level_trunks[0], t->level_trunks[1],
+		t->level_trunks[2], t->level_widest[0], t->level_widest[1],
+		t->level_widest[2]);
+	return 0;
+}
+
+/* Whether some level's lanes are fewer than its widest trunk's links. */
+static int lanes_below_widest(const struct oo_tree *t)
+{
+	unsigned l;
+
+	for (l = 0; l < t->num_levels && l < OO_MAX_LEVELS; l++)
+		if (t->level_trunks[l] < t->level_widest[l])
+			return 1;
 	return 0;
 }
 
@@ -1105,6 +1126,39 @@ static int sibling_lane(struct oo_build *b, const struct oo_swinfo *si,
 }
 
 /*
+ * The link a LID takes up where its pick leads over a trunk wider than
+ * the level's lanes (lanes by design, oo_design_lanes()): the links to
+ * that parent in port order, each turn of the ranks around the level's
+ * slots moving on by the lanes (oo_extra_lane()); pick itself elsewhere.
+ */
+static int spread_over_trunk(struct oo_build *b, const struct oo_swinfo *si,
+			     const struct oo_plan *pl, unsigned rank, int pick)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned lanes = t->level_trunks[si->level], width = 0, lane = 0;
+	unsigned slots = t->level_slots[si->level], i, k;
+	uint64_t div = t->divisor[si->level] ? t->divisor[si->level] : 1;
+	uint8_t link[OO_PORTS];
+	uint16_t to;
+
+	if (pick < 0 || !lanes || !slots ||
+	    t->level_widest[si->level] <= lanes)
+		return pick;
+	to = si->remote[pl->port[pick]];
+	for (i = 0; i < pl->n; i++)
+		if (si->remote[pl->port[i]] == to) {
+			if (pl->port[i] < pl->port[pick])
+				lane++;
+			link[width++] = (uint8_t)i;
+		}
+	k = oo_extra_lane(lane, lanes, width, rank / div / slots);
+	if (k == lane)
+		return pick;
+	b->extra++;
+	return link[k];
+}
+
+/*
  * The up slot, or the live slot a degraded plan renumbers it to
  * (takes_live_slot()), or the one in its base LID's block of live slots
  * (live_block_slot()), or the live slot a detour takes; -1 if none is
@@ -1402,7 +1456,9 @@ static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 			if (b->rule == OO_RULE_COORDINATED)
 				pick = (int)(d->target_idx % pl->n);
 		} else if (pl->kind == OO_PLAN_UP)
-			pick = pick_up_slot(b, si, pl, i, lid_offset);
+			pick = spread_over_trunk(b, si, pl, i,
+						 pick_up_slot(b, si, pl, i,
+							      lid_offset));
 		else if (pl->kind == OO_PLAN_DOWN)
 			pick = pick_down_link(b, si, pl, i, lid_offset);
 		if (pick < 0)
@@ -1780,7 +1836,7 @@ static int prepare_build(struct oo_build *b)
 }
 
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
-			 unsigned lane_share)
+			 unsigned lane_share, int design_lanes)
 {
 	double cpu = oo_thread_cpu_seconds();
 	struct oo_build *b;
@@ -1795,10 +1851,15 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 	b->log = &osm->log;
 	b->rule = rule;
 	b->lane_share = lane_share;
+	b->design_lanes = design_lanes;
 	b->lids_per_port = 1U << osm->subn.opt.lmc;
 
 	if (prepare_build(b))
 		goto fail;
+	if (design_lanes && !lanes_below_widest(&b->tree)) {
+		free_build(b);
+		return 1;	/* the design is the widest trunks */
+	}
 
 	for (i = 0; i < b->tree.num_sw; i++) {
 		osm_switch_t *sw = b->tree.info[i].sw;
@@ -1828,6 +1889,10 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 			"whose lane had no cable left their parent, its other "
 			"lanes carrying %u times the least loaded cable's\n",
 			b->shared, lane_share);
+	if (design_lanes)
+		OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: lanes by "
+			"design; %lu LIDs over the links beyond them\n",
+			b->extra);
 	i = lane_share && !b->shared;
 	free_build(b);
 	return (int)i;

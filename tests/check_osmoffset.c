@@ -1406,7 +1406,7 @@ struct rg {
 	struct oo_rank_tree t;
 };
 
-static void rg_build(struct rg *r, unsigned num_sw, const unsigned *hosts,
+static void rg_graph(struct rg *r, unsigned num_sw, const unsigned *hosts,
 		     const unsigned (*cable)[4], unsigned cables)
 {
 	unsigned s, port, c, n = 0;
@@ -1436,6 +1436,12 @@ static void rg_build(struct rg *r, unsigned num_sw, const unsigned *hosts,
 	r->g.link = r->link;
 	r->g.hosts = r->hosts;
 	r->g.order = r->order;
+}
+
+static void rg_build(struct rg *r, unsigned num_sw, const unsigned *hosts,
+		     const unsigned (*cable)[4], unsigned cables)
+{
+	rg_graph(r, num_sw, hosts, cable, cables);
 	ck_assert_int_eq(oo_rank_tree(&r->g, &r->t), 0);
 }
 
@@ -1746,6 +1752,90 @@ START_TEST(rank_director_is_three_levels)
 	/* the edges' 2 slots, then the line ASICs' 4 without their lanes */
 	ck_assert_uint_eq(r.t.divisor[2], 2 * 2);
 	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+/*
+ * Three leaves (0-2) cabled twice to each of two spines (3, 4), leaf 0 a
+ * third time to spine 3: the widest trunk has 3 links, the design 2.
+ */
+static const unsigned doubled_hosts[5] = { 4, 4, 4, 0, 0 };
+static const unsigned doubled_cable[][4] = {
+	{ 0, 5, 3, 1 }, { 0, 6, 3, 2 }, { 0, 7, 4, 1 }, { 0, 8, 4, 2 },
+	{ 0, 9, 3, 7 },
+	{ 1, 5, 3, 3 }, { 1, 6, 3, 4 }, { 1, 7, 4, 3 }, { 1, 8, 4, 4 },
+	{ 2, 5, 3, 5 }, { 2, 6, 3, 6 }, { 2, 7, 4, 5 }, { 2, 8, 4, 6 },
+};
+
+START_TEST(rank_lanes_follow_the_widest_trunk)
+{
+	struct rg r;
+
+	rg_build(&r, 5, doubled_hosts, doubled_cable, 13);
+	ck_assert_uint_eq(r.t.level_widest[0], 3);
+	ck_assert_uint_eq(r.t.level_trunks[0], 3);
+	ck_assert_uint_eq(r.t.level_slots[0], 6);
+	/* spine 3 lane 2, then spine 4 lane 2: dead at leaves 1 and 2 */
+	ck_assert_int_eq(rg_slot(&r, 0, 9), 4);
+	ck_assert_int_eq(rg_slot(&r, 1, 8), 3);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_lanes_by_design_leave_the_extra_cable_out)
+{
+	struct rg r;
+
+	rg_graph(&r, 5, doubled_hosts, doubled_cable, 13);
+	r.g.design_lanes = 1;
+	ck_assert_int_eq(oo_rank_tree(&r.g, &r.t), 0);
+	ck_assert_uint_eq(r.t.level_widest[0], 3);
+	ck_assert_uint_eq(r.t.level_trunks[0], 2);
+	ck_assert_uint_eq(r.t.level_slots[0], 4);
+	ck_assert_uint_eq(r.t.slots[0], 4);
+	/* slot = lane * 2 + spine position */
+	ck_assert_int_eq(rg_slot(&r, 1, 5), 0);
+	ck_assert_int_eq(rg_slot(&r, 1, 6), 2);
+	ck_assert_int_eq(rg_slot(&r, 1, 7), 1);
+	ck_assert_int_eq(rg_slot(&r, 1, 8), 3);
+	ck_assert_int_eq(rg_slot(&r, 0, 6), 2);
+	ck_assert_int_eq(rg_slot(&r, 0, 9), -1);
+	/* 2 slots per leaf without their lanes */
+	ck_assert_uint_eq(r.t.divisor[1], 2);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(design_lanes_are_what_two_thirds_of_trunks_have)
+{
+	/* trunks[w]: trunks of exactly w links */
+	static const unsigned third_doubled[5] = { 0, 2, 49, 42, 9 };
+	static const unsigned most_doubled[5] = { 0, 2, 26, 60, 40 };
+	static const unsigned single[2] = { 0, 12 };
+	static const unsigned two_in_three[4] = { 0, 1, 0, 2 };
+	static const unsigned none[3] = { 0, 0, 0 };
+
+	ck_assert_uint_eq(oo_design_lanes(third_doubled, 4), 2);
+	ck_assert_uint_eq(oo_design_lanes(most_doubled, 4), 3);
+	ck_assert_uint_eq(oo_design_lanes(single, 1), 1);
+	/* exactly two thirds have 3 or more: 3 */
+	ck_assert_uint_eq(oo_design_lanes(two_in_three, 3), 3);
+	ck_assert_uint_eq(oo_design_lanes(none, 2), 0);
+}
+END_TEST
+
+START_TEST(extra_lane_turns_over_the_wide_trunk)
+{
+	/* a trunk of 3 links at a level of 2 lanes */
+	ck_assert_uint_eq(oo_extra_lane(0, 2, 3, 0), 0);
+	ck_assert_uint_eq(oo_extra_lane(1, 2, 3, 0), 1);
+	ck_assert_uint_eq(oo_extra_lane(0, 2, 3, 1), 2);
+	ck_assert_uint_eq(oo_extra_lane(1, 2, 3, 1), 0);
+	ck_assert_uint_eq(oo_extra_lane(0, 2, 3, 2), 1);
+	/* no wider than the lanes, or not one of them: the lane itself */
+	ck_assert_uint_eq(oo_extra_lane(1, 2, 2, 5), 1);
+	ck_assert_uint_eq(oo_extra_lane(2, 2, 3, 1), 2);
+	ck_assert_uint_eq(oo_extra_lane(0, 0, 3, 1), 0);
 }
 END_TEST
 
@@ -2389,6 +2479,25 @@ START_TEST(reach_all_option)
 }
 END_TEST
 
+START_TEST(design_lanes_option)
+{
+	struct oo_options o;
+	char err[256];
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.design_lanes, 1);
+	ck_assert_int_eq(oo_options_parse("design_lanes=off port_offsetting=on",
+					  &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(o.design_lanes, 0);
+	ck_assert_int_eq(o.stock_guard, 1);
+	parse_bad("design_lanes=widest", "design_lanes value 'widest' is "
+		  "not one of on, off");
+	parse_bad("design_lanes=on design_lanes=no",
+		  "design_lanes is given twice, as on and as off");
+}
+END_TEST
+
 /*
  * The reach model with the hosts crossing over (L0 sends h1 over S0, L1
  * sends h0 over S1) and a second management HCA m1 on S1 port 3 (it takes
@@ -2567,6 +2676,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, sibling_lane_takes_the_same_parent);
 	tcase_add_test(crd, sibling_lane_takes_the_least_loaded_cable);
+	tcase_add_test(crd, extra_lane_turns_over_the_wide_trunk);
 	tcase_add_test(crd, lanes_align_only_where_runs_repeat_the_parents);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);
@@ -2595,6 +2705,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, natural_order_of_names);
 	tcase_add_test(opt, stock_guard_option);
 	tcase_add_test(opt, reach_all_option);
+	tcase_add_test(opt, design_lanes_option);
 	tcase_add_test(opt, reach_vls_option);
 	suite_add_tcase(s, opt);
 
@@ -2615,6 +2726,9 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rk, rank_windowed_spines_number_lanes_alike);
 	tcase_add_test(rk, rank_windowed_spines_share_a_short_design);
 	tcase_add_test(rk, rank_director_is_three_levels);
+	tcase_add_test(rk, rank_lanes_follow_the_widest_trunk);
+	tcase_add_test(rk, rank_lanes_by_design_leave_the_extra_cable_out);
+	tcase_add_test(rk, design_lanes_are_what_two_thirds_of_trunks_have);
 	tcase_add_test(rk, rank_without_hosts_has_no_levels);
 	suite_add_tcase(s, rk);
 

@@ -587,10 +587,11 @@ def test_reach_vls_without_qos_keeps_to_vl0(tmp_path):
     assert not [x for x in lines if x.startswith("0x")]
 
 
-def route_generated(tmp_path, name, gen_args, mode, lmc=0):
+def route_generated(tmp_path, name, gen_args, mode, lmc=0, options=()):
     """gen-fabric GEN_ARGS into NAME.net, routed by osm-sim at LMC lmc
     with the roots left to updn (as on a dump): stock updn (mode 'stock')
-    or with the plugin ('on').  Returns (osm.log, lft-analyze --json)."""
+    or with the plugin ('on', with the plugin options given).  Returns
+    (osm.log, lft-analyze --json)."""
     net = tmp_path / (name + ".net")
     if not net.exists():
         proc = run_script(os.path.join(REPO, "sim-topologies",
@@ -602,6 +603,8 @@ def route_generated(tmp_path, name, gen_args, mode, lmc=0):
             "--roots", "none", "--lmc", str(lmc)]
     args += ["--stock"] if mode == "stock" else \
         ["--port-offsetting", "on", "--plugin-dir", plugin_dir()]
+    for opt in options:
+        args += ["--plugin-option", opt]
     proc = run_osm_sim(args)
     assert proc.returncode == 0, proc.stderr
     with open(out / "osm.log", errors="replace") as f:
@@ -619,12 +622,12 @@ def variant_args(name):
     return [a for n, _what, a in VARIANTS if n == name][0]
 
 
-def route_variant(tmp_path, name, lmc=0):
-    """A bench-fabrics variant routed with the plugin and by stock updn,
-    the roots left to updn: (osm.log, ours, stock) as route_generated()
-    gives them."""
+def route_variant(tmp_path, name, lmc=0, options=()):
+    """A bench-fabrics variant routed with the plugin (and options) and by
+    stock updn, the roots left to updn: (osm.log, ours, stock) as
+    route_generated() gives them."""
     gen = variant_args(name)
-    log, ours = route_generated(tmp_path, name, gen, "on", lmc)
+    log, ours = route_generated(tmp_path, name, gen, "on", lmc, options)
     _log, stock = route_generated(tmp_path, name, gen, "stock", lmc)
     return log, ours, stock
 
@@ -709,9 +712,12 @@ def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
     back to stock updn.  Those offsets now take updn's own entries, kept
     only because the whole tables are checked free of credit loops: base
     LIDs keep port offsetting's routes (leaf order 0.444 against 0.295)
-    and every offset scores as stock's own."""
+    and every offset scores as stock's own.  (With its lanes by design
+    ours now beat stock in every cell; design_lanes=off keeps the widest
+    trunks' lanes, as before, for this path of the guard.)"""
     need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-rails8-2l", lmc=2)
+    log, ours, stock = route_variant(tmp_path, "var-rails8-2l", lmc=2,
+                                     options=["design_lanes=off"])
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base+1 (0.2595, 0 flows lost, against 0.2915, 0)" in log
     assert "(2 LID offsets updn's own, over its own roots; the tables " \
@@ -719,6 +725,7 @@ def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
     assert_routed_above_stock(ours, stock, 1.4)
     assert ours["shift"]["spread"]["efficiency"] > \
         stock["shift"]["spread"]["efficiency"]
+    assert "lanes by design" not in log
 
 
 def test_dead_lanes_share_the_live_cables_to_their_spine(tmp_path):
@@ -758,3 +765,26 @@ def test_guard_tries_lanes_shared_beyond_their_spine(tmp_path):
         "spread beyond their spine score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
     assert_routed_above_stock(ours, stock, 1.15)
+
+
+def test_lanes_by_design_keep_every_lid_offset_above_stock(tmp_path):
+    """var-ndr-empty-mgmt at LMC 2: NDR edges cabled twice to each of 12
+    spines, a third of the cables doubled once more, so that trunks have
+    2 to 4 links.  Sized by the widest trunk the level had 4 lanes (48
+    slots), most of them dead at every edge; further LID offsets whose
+    slot was dead detoured to other spines, and each offset alone lost
+    leaf order to stock updn (0.2806 against 0.2871): the guard gave the
+    losing offsets the stock routes, and spread traffic fell to 0.351.
+    The guard now also builds the tables with the lanes the design has
+    (2: what two thirds of the trunks have), the extra cables sharing
+    their lane's LIDs, and keeps them where they score better: no cell
+    lost, spread well above stock's, every pair routed, no credit loop."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-ndr-empty-mgmt", lmc=2)
+    assert "port offsetting's LFTs with each level's lanes by design " \
+        "score better than with the widest trunks'" in log
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 19 cells; they stay" in log
+    assert_routed_above_stock(ours, stock, 1.25)
+    spread = ours["shift"]["spread"]["efficiency"]
+    assert spread > 1.3 * stock["shift"]["spread"]["efficiency"], spread
