@@ -147,6 +147,13 @@ VARIANTS = [
       "--empty-edges", "2", "--hosts-per-edge", "32", "--uplinks", "24",
       "--double-links", "0.3", "--remove-links", "0.03", "--core-hosts", "2",
       "--seed", "35", "--link", "4xHDR"]),
+    ("var-dir-doubled-sharp", "two HDR directors (10 line, 5 fabric "
+     "ASICs each) under 20 edges with 10 uplinks for 20 hosts, a quarter "
+     "of the cables doubled, SHARP nodes",
+     ["cluster", "--radix", "40", "--directors", "2", "--lines", "10",
+      "--fabrics", "5", "--edges", "20", "--hosts-per-edge", "20",
+      "--uplinks", "10", "--double-links", "0.25", "--sharp", "--seed",
+      "44", "--link", "4xHDR"]),
     ("var-ndr-sharp-mgmt", "NDR two-level, every cable doubled, 5 % "
      "missing, 4 management HCAs on spines, SHARP nodes",
      ["cluster", "--radix", "64", "--spines", "16", "--edges", "12",

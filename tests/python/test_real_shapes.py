@@ -788,3 +788,26 @@ def test_lanes_by_design_keep_every_lid_offset_above_stock(tmp_path):
     assert_routed_above_stock(ours, stock, 1.25)
     spread = ours["shift"]["spread"]["efficiency"]
     assert spread > 1.3 * stock["shift"]["spread"]["efficiency"], spread
+
+
+def test_directors_with_doubled_cables_keep_their_lanes_by_design(tmp_path):
+    """var-dir-doubled-sharp at LMC 2: two HDR directors (10 line, 5
+    fabric ASICs each) under 2:1 tapered edges, a quarter of the cables
+    doubled, a SHARP node on every ASIC.  The edges' widest trunk has 2
+    links, their design 1; the guard keeps the tables with lanes by
+    design (same base LIDs, the extra cables sharing their trunk's LIDs),
+    which beat stock in every cell: striped traffic in leaf order 0.531
+    against 0.385 with the widest trunk's lanes and 0.279 for stock updn.
+    Up/down leaves the SHARP nodes of one director unreachable from the
+    other's ASICs for both engines; ours leave fewer such pairs."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-dir-doubled-sharp",
+                                     lmc=2)
+    assert "port offsetting's LFTs with each level's lanes by design " \
+        "score better than with the widest trunks'" in log
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 19 cells; they stay" in log
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert ours["unreachable_pairs"] < stock["unreachable_pairs"]
+    spread = ours["shift"]["spread"]["efficiency"]
+    assert spread > 1.6 * stock["shift"]["spread"]["efficiency"], spread
