@@ -47,6 +47,8 @@ struct oo_options {
 				   routes on (default 1: VL0 only) */
 	int design_lanes;	/* the stock guard also tries each level's
 				   lanes by design (default on) */
+	int offsets_apart;	/* and further LID offsets spread around
+				   the slots (default on) */
 };
 
 /*
@@ -67,6 +69,7 @@ struct oo_options {
  *			  may put the routes it cannot fit on VL0 on)
  *	design_lanes	= on | off  (default on; the same words as
  *			  stock_guard)
+ *	offsets_apart	= on | off  (default on; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -257,6 +260,17 @@ int oo_lanes_align(const uint16_t *parent, unsigned slots, unsigned lanes);
  */
 unsigned oo_extra_lane(unsigned lane, unsigned lanes, unsigned width,
 		       uint64_t turn);
+
+/*
+ * A further LID offset's slot a fraction of the ring of slots away from
+ * its base LID's: base + lid_offset * slots / lids (mod slots), so that
+ * the LIDs of a port spread around all the slots instead of over a block
+ * of neighbours (oo_offset_slot()).  On a level whose slots reach
+ * several groups of parents (the line ASICs of two directors) the LIDs
+ * of one port then go up through both.
+ */
+unsigned oo_apart_offset_slot(unsigned base, unsigned lid_offset,
+			      unsigned lids, unsigned slots);
 
 /*
  * Whether a plan at a level with parallel lanes (slot = lane * parents +

@@ -56,18 +56,23 @@ int oo_minhop_build_hop_tables(struct osm_opensm *osm);
  * parent has no cable always takes another lane to the same parent; N >
  * 0: only while that lane carries fewer than N x (1 + the least loaded
  * up cable's) base LIDs, else it detours to a lightly loaded cable of
- * another parent (oo_far_slot()).  design_lanes 0: each level has as
- * many lanes as its widest trunk has links; 1: as its design has
- * (oo_design_lanes()), the links beyond them sharing the lanes' LIDs.
+ * another parent (oo_far_slot()).  Without OO_LFT_DESIGN_LANES in flags
+ * each level has as many lanes as its widest trunk has links; with it, as
+ * its design has (oo_design_lanes()), the links beyond them sharing the
+ * lanes' LIDs.  With OO_LFT_OFFSETS_APART a further LID offset takes the
+ * slot oo_apart_offset_slot() gives, else oo_ring_offset_slot()'s.
  * Returns 0; 1 when lane_share changed no LID (the tables are those of
- * lane_share 0), or design_lanes would change nothing (no level's design
- * is narrower than its widest trunk; the tables are left as they were);
+ * lane_share 0), or a flag would change nothing (no level's design is
+ * narrower than its widest trunk; LMC 0; the tables are left as they
+ * were);
  * or -1 (no memory, a switch without tables, a tree deeper than
  * OO_MAX_LEVELS) with the LFTs to be rebuilt by the stock stage.
  */
 enum oo_rule;
+#define OO_LFT_DESIGN_LANES 0x1	/* lanes by design */
+#define OO_LFT_OFFSETS_APART 0x2	/* oo_apart_offset_slot() */
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
-			 unsigned lane_share, int design_lanes);
+			 unsigned lane_share, unsigned flags);
 
 /* An LFT stage: fills every switch's new_lft; 0 on success. */
 typedef int (*oo_lft_builder)(void *context);
@@ -88,6 +93,11 @@ struct oo_guard_stages {
 	   replace ours where they score better: 1 when they would change
 	   nothing (the tables are left as they were); or NULL */
 	oo_lft_builder ours_design;
+	/* ours again with further LID offsets apart, over the widest trunks'
+	   lanes or by design (whichever went on), which replace ours where
+	   they score better: 1 when they would change nothing; or NULL */
+	oo_lft_builder ours_apart;
+	oo_lft_builder ours_design_apart;
 	oo_lft_builder stock;
 	oo_lft_builder stock_hops;
 	oo_lft_builder our_hops;

@@ -103,6 +103,7 @@ static const char *own_key(const char *key)
 #define SEEN_REACH 0x8
 #define SEEN_VLS 0x10
 #define SEEN_DESIGN 0x20
+#define SEEN_APART 0x40
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -161,7 +162,7 @@ static int parse_switch(const char *value, int *on)
 	return 0;
 }
 
-/* A key that is on or off: stock_guard, reach_all, design_lanes. */
+/* A key that is on or off: stock_guard, reach_all, design_lanes, ... */
 static int parse_on_off(const char *key, const char *value, int bit,
 			int *field, int *seen, char *err, size_t err_len)
 {
@@ -240,9 +241,12 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (!strcasecmp(key, "design_lanes"))
 		return parse_on_off("design_lanes", value, SEEN_DESIGN,
 				    &opts->design_lanes, seen, err, err_len);
+	if (!strcasecmp(key, "offsets_apart"))
+		return parse_on_off("offsets_apart", value, SEEN_APART,
+				    &opts->offsets_apart, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
-		 "reach_all, reach_vls, design_lanes)", token);
+		 "reach_all, reach_vls, design_lanes, offsets_apart)", token);
 	return -1;
 }
 
@@ -254,6 +258,7 @@ static void set_defaults(struct oo_options *opts)
 	opts->reach_all = 1;
 	opts->reach_vls = 1;
 	opts->design_lanes = 1;
+	opts->offsets_apart = 1;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

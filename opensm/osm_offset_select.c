@@ -218,6 +218,15 @@ unsigned oo_extra_lane(unsigned lane, unsigned lanes, unsigned width,
 	return (unsigned)((turn * lanes + lane) % width);
 }
 
+unsigned oo_apart_offset_slot(unsigned base, unsigned lid_offset,
+			      unsigned lids, unsigned slots)
+{
+	if (!slots || !lids)
+		return 0;
+	return (unsigned)((base + (uint64_t)lid_offset * slots / lids) %
+			  slots);
+}
+
 int oo_offsets_take_live_block(const uint8_t *cand, const uint8_t *cut,
 			       unsigned slots, unsigned parents,
 			       unsigned lids)

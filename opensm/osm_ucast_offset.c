@@ -76,6 +76,30 @@ static int build_ours(void *context)
 }
 
 /*
+ * The same with further LID offsets a fraction of the slots apart
+ * (oo_apart_offset_slot()) rather than in blocks of neighbouring slots:
+ * where a level's slots reach parents in different places (the line
+ * ASICs of two directors, edges cabled to a rotating subset), a port's
+ * LIDs then leave through all of them.  The stock guard keeps whichever
+ * scores better.
+ */
+static int build_ours_apart(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0,
+				    OO_LFT_OFFSETS_APART);
+}
+
+static int build_ours_design_apart(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0,
+				    OO_LFT_DESIGN_LANES | OO_LFT_OFFSETS_APART);
+}
+
+/*
  * The same with each level's lanes by its design rather than its widest
  * trunk: edges cabled twice to each spine, a third of their cables
  * doubled once more, then have 2 lanes, not 3 or 4 that most of them
@@ -86,7 +110,8 @@ static int build_ours_design(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0, 1);
+	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0,
+				    OO_LFT_DESIGN_LANES);
 }
 
 /*
@@ -166,6 +191,10 @@ static int build_guarded(struct oo_plugin *plugin)
 		.ours_shared = build_ours_shared,
 		.ours_design = plugin->opts.design_lanes ?
 		    build_ours_design : NULL,
+		.ours_apart = plugin->opts.offsets_apart ?
+		    build_ours_apart : NULL,
+		.ours_design_apart = plugin->opts.offsets_apart ?
+		    build_ours_design_apart : NULL,
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,

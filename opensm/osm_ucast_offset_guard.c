@@ -6,9 +6,10 @@
  * This software is available to you under the terms of the GNU General
  * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
  *
- * OpenSM glue.  Port offsetting builds its LFTs (and again with each
- * level's lanes by its design, where that is narrower than its widest
- * trunk: the better of the two goes on); they are scored with
+ * OpenSM glue.  Port offsetting builds its LFTs (and variants of them:
+ * each level's lanes by its design where that is narrower than its
+ * widest trunk, further LID offsets apart around the slots; the best
+ * goes on); they are scored with
  * oo_eval_shift() (osm_offset_eval.c) in the rank orders a job meets:
  * hosts grouped by leaf, each quarter and each half of that order, and
  * seeded random orders, with base-LID and (LMC > 0) striped traffic.
@@ -888,60 +889,103 @@ static int sums_better(const struct oo_guard_sums *a,
 	return a->all > b->all;
 }
 
-static void log_design(const struct oo_guard *g, const char *verdict,
-		       const struct oo_guard_sums *design,
-		       const struct oo_guard_sums *ours)
+/*
+ * A variant of port offsetting's tables, as try_variant() names it in the
+ * log: what it builds (the LFTs with what_new) and what it is measured
+ * against (those with what_old).
+ */
+struct oo_variant {
+	oo_lft_builder build;
+	const char *scores;	/* log_scores() name */
+	const char *what_new;
+	const char *what_old;
+};
+
+static void log_variant(const struct oo_guard *g,
+			const struct oo_variant *v, int better,
+			const struct oo_guard_sums *mine,
+			const struct oo_guard_sums *ours)
 {
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
-		"offsetting's LFTs with each level's lanes by design score %s "
-		"than with the widest trunks' (%" PRIu64 " flows lost, base "
-		"LIDs %.4f, all cells %.4f on average, against %" PRIu64 ", "
-		"%.4f, %.4f); %s\n", verdict, design->lost,
-		design->base / g->num_base_cells, design->all / g->num_cells,
+		"offsetting's LFTs %s score %s than %s (%" PRIu64 " flows "
+		"lost, base LIDs %.4f, all cells %.4f on average, against %"
+		PRIu64 ", %.4f, %.4f); %s\n", v->what_new,
+		better ? "better" : "no better", v->what_old, mine->lost,
+		mine->base / g->num_base_cells, mine->all / g->num_cells,
 		ours->lost, ours->base / g->num_base_cells,
-		ours->all / g->num_cells, *verdict == 'b' ?
-		"they go on in their place" : "those go on");
+		ours->all / g->num_cells,
+		better ? "they go on in their place" : "those go on");
 }
 
 /*
- * Port offsetting's LFTs again with each level's lanes by its design
- * (st->ours_design) where that is narrower than its widest trunk: they
- * replace ours (lft_ours, prof_ours and the scores in ours) where they
- * score better (sums_better()).  The tables of ours, or of those that replace them, are in
- * place on return.
+ * Port offsetting's LFTs again as variant v builds them: they replace
+ * ours (lft_ours, prof_ours and the scores in ours) where they score
+ * better (sums_better()), scored into scratch.  The tables of ours, or
+ * of those that replace them, are in place on return.  Returns 1 where
+ * they replaced ours, else 0 (also where v would change nothing).
  */
-static void try_design(struct oo_guard *g, const struct oo_guard_stages *st,
-		       struct oo_eval_score *ours,
-		       struct oo_eval_score *design)
+static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
+		       const struct oo_variant *v, struct oo_eval_score *ours,
+		       struct oo_eval_score *scratch)
 {
-	struct oo_guard_sums sum_ours, sum_design;
-	int ret;
+	struct oo_guard_sums sum_ours, sum_mine;
+	int ret, better;
 
 	restore_profiles(g, g->prof_before);
-	ret = st->ours_design(st->ctx);
+	ret = v->build(st->ctx);
 	if (ret < 0)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
-			"LFTs with lanes by design could not be built; those "
-			"with the widest trunks' lanes stay in the running\n");
-	if (ret) {
-		copy_lfts(g, g->lft_ours, 0);
-		restore_profiles(g, g->prof_ours);
-		return;
+			"LFTs %s could not be built; those %s stay in the "
+			"running\n", v->what_new, v->what_old);
+	if (!ret) {
+		score_tables(g, st, scratch);
+		log_scores(g, v->scores, scratch);
+		sum_scores(g, ours, &sum_ours);
+		sum_scores(g, scratch, &sum_mine);
+		better = sums_better(&sum_mine, &sum_ours);
+		log_variant(g, v, better, &sum_mine, &sum_ours);
+		if (better) {
+			save_profiles(g, g->prof_ours);
+			copy_lfts(g, g->lft_ours, 1);
+			memcpy(ours, scratch, sizeof(*ours) * g->num_cells);
+			return 1;
+		}
 	}
-	score_tables(g, st, design);
-	log_scores(g, "offsetting, lanes by design", design);
-	sum_scores(g, ours, &sum_ours);
-	sum_scores(g, design, &sum_design);
-	if (sums_better(&sum_design, &sum_ours)) {
-		log_design(g, "better", &sum_design, &sum_ours);
-		save_profiles(g, g->prof_ours);
-		copy_lfts(g, g->lft_ours, 1);
-		memcpy(ours, design, sizeof(*ours) * g->num_cells);
-		return;
-	}
-	log_design(g, "no better", &sum_design, &sum_ours);
 	copy_lfts(g, g->lft_ours, 0);
 	restore_profiles(g, g->prof_ours);
+	return 0;
+}
+
+/*
+ * The variants of port offsetting's tables the guard tries before it
+ * compares with stock, each against the best so far: each level's lanes
+ * by its design where that is narrower than its widest trunk
+ * (st->ours_design); then further LID offsets apart
+ * (st->ours_apart, or st->ours_design_apart over the lanes by design
+ * where those went on).
+ */
+static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
+			 struct oo_eval_score *ours,
+			 struct oo_eval_score *scratch)
+{
+	struct oo_variant design = {
+		st->ours_design, "offsetting, lanes by design",
+		"with each level's lanes by design",
+		"with the widest trunks'",
+	};
+	struct oo_variant apart = {
+		st->ours_apart, "offsetting, LID offsets apart",
+		"with further LID offsets apart around the slots",
+		"with them in blocks",
+	};
+	int by_design = 0;
+
+	if (design.build)
+		by_design = try_variant(g, st, &design, ours, scratch);
+	if (by_design)
+		apart.build = st->ours_design_apart;
+	if (apart.build)
+		try_variant(g, st, &apart, ours, scratch);
 }
 
 /* Our hop tables back, after the stock engine's: 0, or -1 (logged). */
@@ -984,8 +1028,8 @@ static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
 }
 
 /*
- * Ours are built and in place.  Ours with lanes by design replace them if
- * they score better (try_design()).  Build the stock tables too and keep
+ * Ours are built and in place.  Variants of them replace them if they
+ * score better (try_variants()).  Build the stock tables too and keep
  * ours, else a mix, else stock, whichever first scores at least as well as
  * stock in every cell.  When our hop tables are over completed roots
  * (st->stock_hops), the scores to beat and the fallback are the stock
@@ -999,14 +1043,14 @@ static int compare_with_stock(struct oo_guard *g,
 			      const struct oo_guard_stages *st,
 			      struct oo_eval_score *ours)
 {
-	struct oo_eval_score *theirs, *mixed, *own, *shared, *design;
+	struct oo_eval_score *theirs, *mixed, *own, *shared, *variant;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
 	int ret = -1, own_hops = 0;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
 	shared = calloc(g->num_cells + 1, sizeof(*shared));
-	design = calloc(g->num_cells + 1, sizeof(*design));
+	variant = calloc(g->num_cells + 1, sizeof(*variant));
 	own = st->stock_hops ? calloc(g->num_cells + 1, sizeof(*own)) : theirs;
 	g->prof_ours = malloc(sizeof(uint32_t) * ports);
 	g->prof_stock = malloc(sizeof(uint32_t) * ports);
@@ -1016,14 +1060,13 @@ static int compare_with_stock(struct oo_guard *g,
 		g->prof_own = malloc(sizeof(uint32_t) * ports);
 		g->lft_own = malloc(lfts);
 	}
-	if (!theirs || !mixed || !shared || !design || !own || !g->prof_ours ||
+	if (!theirs || !mixed || !shared || !variant || !own || !g->prof_ours ||
 	    !g->prof_stock || !g->lft_ours || !g->lft_stock ||
 	    (st->stock_hops && (!g->prof_own || !g->lft_own)))
 		goto out;
 	save_profiles(g, g->prof_ours);
 	copy_lfts(g, g->lft_ours, 1);
-	if (st->ours_design)
-		try_design(g, st, ours, design);
+	try_variants(g, st, ours, variant);
 	restore_profiles(g, g->prof_before);
 	g->stock_cpu = oo_thread_cpu_seconds();
 	if (st->stock(st->stock_ctx))
@@ -1073,7 +1116,7 @@ out:
 	free(theirs);
 	free(mixed);
 	free(shared);
-	free(design);
+	free(variant);
 	return ret;
 }
 

@@ -164,6 +164,7 @@ struct oo_build {
 	unsigned detours;	/* detour cursor: slot after the last detour */
 	unsigned lane_share;	/* see oo_build_offset_lfts() */
 	int design_lanes;	/* lanes by design (oo_design_lanes()) */
+	int offsets_apart;	/* oo_apart_offset_slot() */
 	unsigned long extra;	/* LIDs over links beyond the lanes */
 	unsigned long shared;	/* base LIDs lane_share sent off their
 				   parent */
@@ -835,7 +836,8 @@ static const struct oo_plan *plan_for(struct oo_build *b,
  * A further LID offset's slot from its base LID's (oo_ring_offset_slot()):
  * the level's slots run lane by lane over its parents where a switch has
  * them all (a tapered edge that numbers its own links follows no such
- * order, but with one lane each of its slots is a parent of its own).
+ * order, but with one lane each of its slots is a parent of its own);
+ * with offsets_apart, oo_apart_offset_slot() around all the slots.
  */
 static unsigned offset_slot(const struct oo_build *b, unsigned level,
 			    unsigned base, unsigned lid_offset, unsigned slots)
@@ -843,6 +845,9 @@ static unsigned offset_slot(const struct oo_build *b, unsigned level,
 	const struct oo_tree *t = &b->tree;
 	unsigned lanes = t->level_trunks[level], parents = 0;
 
+	if (b->offsets_apart && lid_offset)
+		return oo_apart_offset_slot(base, lid_offset,
+					    b->lids_per_port, slots);
 	if (lanes <= 1)
 		parents = slots;
 	else if (slots == t->level_parents[level] * lanes)
@@ -1836,8 +1841,9 @@ static int prepare_build(struct oo_build *b)
 }
 
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
-			 unsigned lane_share, int design_lanes)
+			 unsigned lane_share, unsigned flags)
 {
+	int design_lanes = !!(flags & OO_LFT_DESIGN_LANES);
 	double cpu = oo_thread_cpu_seconds();
 	struct oo_build *b;
 	unsigned i;
@@ -1852,7 +1858,12 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 	b->rule = rule;
 	b->lane_share = lane_share;
 	b->design_lanes = design_lanes;
+	b->offsets_apart = !!(flags & OO_LFT_OFFSETS_APART);
 	b->lids_per_port = 1U << osm->subn.opt.lmc;
+	if (b->offsets_apart && b->lids_per_port < 2) {
+		free_build(b);
+		return 1;	/* no further LID offset */
+	}
 
 	if (prepare_build(b))
 		goto fail;

@@ -1839,6 +1839,21 @@ START_TEST(extra_lane_turns_over_the_wide_trunk)
 }
 END_TEST
 
+START_TEST(apart_offsets_go_around_the_slots)
+{
+	/* 20 slots, 4 LIDs a port: a quarter of the ring apart */
+	ck_assert_uint_eq(oo_apart_offset_slot(3, 1, 4, 20), 8);
+	ck_assert_uint_eq(oo_apart_offset_slot(3, 3, 4, 20), 18);
+	ck_assert_uint_eq(oo_apart_offset_slot(18, 1, 4, 20), 3);
+	/* 9 slots: floor(o * 9 / 4) */
+	ck_assert_uint_eq(oo_apart_offset_slot(0, 1, 4, 9), 2);
+	ck_assert_uint_eq(oo_apart_offset_slot(0, 2, 4, 9), 4);
+	ck_assert_uint_eq(oo_apart_offset_slot(8, 3, 4, 9), 5);
+	ck_assert_uint_eq(oo_apart_offset_slot(5, 0, 4, 9), 5);
+	ck_assert_uint_eq(oo_apart_offset_slot(5, 1, 4, 0), 0);
+}
+END_TEST
+
 START_TEST(rank_without_hosts_has_no_levels)
 {
 	static const unsigned hosts[2] = { 0, 0 };
@@ -2495,6 +2510,13 @@ START_TEST(design_lanes_option)
 		  "not one of on, off");
 	parse_bad("design_lanes=on design_lanes=no",
 		  "design_lanes is given twice, as on and as off");
+	ck_assert_int_eq(o.offsets_apart, 1);
+	ck_assert_int_eq(oo_options_parse("offsets_apart=no", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.offsets_apart, 0);
+	ck_assert_int_eq(o.design_lanes, 1);
+	parse_bad("offsets_apart=2", "offsets_apart value '2' is not one of "
+		  "on, off");
 }
 END_TEST
 
@@ -2677,6 +2699,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, sibling_lane_takes_the_same_parent);
 	tcase_add_test(crd, sibling_lane_takes_the_least_loaded_cable);
 	tcase_add_test(crd, extra_lane_turns_over_the_wide_trunk);
+	tcase_add_test(crd, apart_offsets_go_around_the_slots);
 	tcase_add_test(crd, lanes_align_only_where_runs_repeat_the_parents);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);

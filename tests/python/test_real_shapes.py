@@ -712,12 +712,14 @@ def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
     back to stock updn.  Those offsets now take updn's own entries, kept
     only because the whole tables are checked free of credit loops: base
     LIDs keep port offsetting's routes (leaf order 0.444 against 0.295)
-    and every offset scores as stock's own.  (With its lanes by design
-    ours now beat stock in every cell; design_lanes=off keeps the widest
-    trunks' lanes, as before, for this path of the guard.)"""
+    and every offset scores as stock's own.  (With its lanes by design, or
+    its LID offsets apart, ours now beat stock in every cell;
+    design_lanes=off and offsets_apart=off keep the tables as before, for
+    this path of the guard.)"""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, "var-rails8-2l", lmc=2,
-                                     options=["design_lanes=off"])
+                                     options=["design_lanes=off",
+                                              "offsets_apart=off"])
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base+1 (0.2595, 0 flows lost, against 0.2915, 0)" in log
     assert "(2 LID offsets updn's own, over its own roots; the tables " \
@@ -726,6 +728,7 @@ def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
     assert ours["shift"]["spread"]["efficiency"] > \
         stock["shift"]["spread"]["efficiency"]
     assert "lanes by design" not in log
+    assert "apart around the slots" not in log
 
 
 def test_dead_lanes_share_the_live_cables_to_their_spine(tmp_path):
@@ -811,3 +814,26 @@ def test_directors_with_doubled_cables_keep_their_lanes_by_design(tmp_path):
     assert ours["unreachable_pairs"] < stock["unreachable_pairs"]
     spread = ours["shift"]["spread"]["efficiency"]
     assert spread > 1.6 * stock["shift"]["spread"]["efficiency"], spread
+
+
+def test_directors_keep_ours_with_lid_offsets_apart(tmp_path):
+    """var-dir-edr at LMC 2: two EDR directors (12 line, 6 fabric ASICs
+    each) under edges cabled to a rotating subset of the line ASICs, empty
+    edges, management HCAs on line ASICs.  With a port's further LID
+    offsets on neighbouring slots its LIDs left by line ASICs of one
+    director mostly, each offset alone lost to stock and the guard fell
+    back to the stock tables (0.210 in leaf order).  The guard now also
+    tries the offsets a quarter of the slots apart (oo_apart_offset_slot())
+    and keeps those: every cell at least stock's, leaf order 0.288 and
+    striped traffic 0.409 against 0.210 and 0.323, no credit loop."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-dir-edr", lmc=2)
+    assert "port offsetting's LFTs with further LID offsets apart around " \
+        "the slots score better than with them in blocks" in log
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 19 cells; they stay" in log
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert ours["unreachable_pairs"] <= stock["unreachable_pairs"]
+    assert leaf_base(ours) > 1.3 * leaf_base(stock), leaf_base(ours)
+    spread = ours["shift"]["spread"]["efficiency"]
+    assert spread > 1.2 * stock["shift"]["spread"]["efficiency"], spread
