@@ -77,6 +77,11 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 /* An LFT stage: fills every switch's new_lft; 0 on success. */
 typedef int (*oo_lft_builder)(void *context);
 
+/* Port offsetting's LFT stage with lane_share and flags, returning as
+   oo_build_offset_lfts() does. */
+typedef int (*oo_lft_variant)(void *context, unsigned lane_share,
+			      unsigned flags);
+
 /*
  * The stages the stock guard runs.  ours and stock fill the LFTs from the
  * hop tables in place; when those are not the ones the stock engine would
@@ -86,18 +91,13 @@ typedef int (*oo_lft_builder)(void *context);
  */
 struct oo_guard_stages {
 	oo_lft_builder ours;
-	/* ours again with lane_share (oo_build_offset_lfts()), tried where
-	   ours and their mix lose: 1 when it would change nothing; or NULL */
-	oo_lft_builder ours_shared;
-	/* ours again with design_lanes (oo_build_offset_lfts()), which
-	   replace ours where they score better: 1 when they would change
-	   nothing (the tables are left as they were); or NULL */
-	oo_lft_builder ours_design;
-	/* ours again with further LID offsets apart, over the widest trunks'
-	   lanes or by design (whichever went on), which replace ours where
-	   they score better: 1 when they would change nothing; or NULL */
-	oo_lft_builder ours_apart;
-	oo_lft_builder ours_design_apart;
+	/* ours again with a lane_share and OO_LFT_* flags, or NULL: with
+	   each flag in variants (lanes by design, then LID offsets apart
+	   over whichever lanes went on) before the comparison with stock,
+	   kept where they score better; with lane_share where ours and their
+	   mix lose */
+	oo_lft_variant ours_with;
+	unsigned variants;
 	oo_lft_builder stock;
 	oo_lft_builder stock_hops;
 	oo_lft_builder our_hops;

@@ -372,59 +372,41 @@ unsigned oo_design_lanes(const unsigned *trunks, unsigned widest)
 	return 0;
 }
 
-/* The widest trunk up from each level (level_widest). */
-static void measure_trunks(const struct oo_rank_graph *g,
-			   struct oo_rank_tree *t)
-{
-	unsigned s, i;
-
-	for (s = 0; s < g->num_sw; s++)
-		for (i = g->first[s]; i < g->first[s + 1]; i++) {
-			unsigned w;
-
-			if (!is_up(t, s, g->link[i].to))
-				continue;
-			w = trunk_width(g, s, i);
-			if (w > t->level_widest[t->level[s]])
-				t->level_widest[t->level[s]] = w;
-		}
-}
-
 /*
- * Each level's lanes: its widest trunk, or with g->design_lanes its
- * design (oo_design_lanes() over the trunks up from the level, each
- * counted once, at its first link).  Returns 0, or -1 with no memory.
+ * Each level's lanes, from the trunks up from it (the links of a switch to
+ * one parent, counted once, at the first): level_widest the most links of
+ * one, level_trunks that or, with g->design_lanes, its design
+ * (oo_design_lanes()).  Returns 0, or -1 with no memory.
  */
 static int choose_lanes(const struct oo_rank_graph *g,
 			struct oo_rank_tree *t)
 {
-	unsigned l, s, i, *trunks;
+	unsigned l, s, i, w, levels = t->num_levels, *trunks;
 
-	for (l = 0; l < OO_MAX_LEVELS; l++)
-		t->level_trunks[l] = t->level_widest[l];
-	if (!g->design_lanes)
-		return 0;
-	for (l = 0; l < t->num_levels && l < OO_MAX_LEVELS; l++) {
-		unsigned widest = t->level_widest[l], lanes;
-
-		if (widest < 2)
-			continue;
-		trunks = calloc(widest + 1, sizeof(*trunks));
-		if (!trunks)
-			return -1;
-		for (s = 0; s < g->num_sw; s++) {
-			if (t->level[s] != l)
+	if (levels > OO_MAX_LEVELS)
+		levels = OO_MAX_LEVELS;
+	/* trunks[l * stride + w]: trunks of exactly w links up from level l */
+	trunks = calloc((size_t)levels * g->stride + 1, sizeof(*trunks));
+	if (!trunks)
+		return -1;
+	for (s = 0; s < g->num_sw; s++)
+		for (i = g->first[s]; i < g->first[s + 1]; i++) {
+			if (!is_up(t, s, g->link[i].to) || lane_of(g, s, i))
 				continue;
-			for (i = g->first[s]; i < g->first[s + 1]; i++)
-				if (is_up(t, s, g->link[i].to) &&
-				    !lane_of(g, s, i))
-					trunks[trunk_width(g, s, i)]++;
+			w = trunk_width(g, s, i);
+			l = t->level[s];
+			trunks[(size_t)l * g->stride + w]++;
+			if (w > t->level_widest[l])
+				t->level_widest[l] = w;
 		}
-		lanes = oo_design_lanes(trunks, widest);
-		if (lanes)
-			t->level_trunks[l] = lanes;
-		free(trunks);
+	for (l = 0; l < levels; l++) {
+		unsigned lanes = g->design_lanes ?
+		    oo_design_lanes(trunks + (size_t)l * g->stride,
+				    t->level_widest[l]) : 0;
+
+		t->level_trunks[l] = lanes ? lanes : t->level_widest[l];
 	}
+	free(trunks);
 	return 0;
 }
 
@@ -780,7 +762,6 @@ int oo_rank_tree(const struct oo_rank_graph *g, struct oo_rank_tree *t)
 	find_leaves(g, t);
 	if (assign_levels(g, t) || assign_ranks(g, t))
 		goto fail;
-	measure_trunks(g, t);
 	if (choose_lanes(g, t) || number_all_slots(g, t, t->nominal))
 		goto fail;
 	level_divisors(t);

@@ -67,69 +67,22 @@ struct oo_wrap {
 	osm_routing_engine_t orig;
 };
 
-/* Port offsetting's LFT stage (osm_ucast_offset_lft.c). */
-static int build_ours(void *context)
-{
-	struct oo_plugin *plugin = context;
-
-	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0, 0);
-}
-
 /*
- * The same with further LID offsets a fraction of the slots apart
- * (oo_apart_offset_slot()) rather than in blocks of neighbouring slots:
- * where a level's slots reach parents in different places (the line
- * ASICs of two directors, edges cabled to a rotating subset), a port's
- * LIDs then leave through all of them.  The stock guard keeps whichever
- * scores better.
+ * Port offsetting's LFT stage (osm_ucast_offset_lft.c), with lane_share
+ * and flags as the stock guard's variants want them.
  */
-static int build_ours_apart(void *context)
-{
-	struct oo_plugin *plugin = context;
-
-	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0,
-				    OO_LFT_OFFSETS_APART);
-}
-
-static int build_ours_design_apart(void *context)
-{
-	struct oo_plugin *plugin = context;
-
-	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0,
-				    OO_LFT_DESIGN_LANES | OO_LFT_OFFSETS_APART);
-}
-
-/*
- * The same with each level's lanes by its design rather than its widest
- * trunk: edges cabled twice to each spine, a third of their cables
- * doubled once more, then have 2 lanes, not 3 or 4 that most of them
- * leave dead, and the doubled cables share their lane's LIDs.  The stock
- * guard keeps whichever of the two scores better.
- */
-static int build_ours_design(void *context)
-{
-	struct oo_plugin *plugin = context;
-
-	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule, 0,
-				    OO_LFT_DESIGN_LANES);
-}
-
-/*
- * The same, where a base LID whose lane to a spine has no cable leaves
- * that spine once its other lanes carry twice the least loaded cable's
- * LIDs: edges with 2 to 4 cables to each spine, which the level numbers
- * as 4 lanes, then load their cables evenly, as random orders want, at
- * some cost to the coordination leaf order and jobs want.  The stock
- * guard tries it where ours and their mix lose.
- */
-#define OO_GUARD_LANE_SHARE 2
-
-static int build_ours_shared(void *context)
+static int build_ours_with(void *context, unsigned lane_share,
+			   unsigned flags)
 {
 	struct oo_plugin *plugin = context;
 
 	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule,
-				    OO_GUARD_LANE_SHARE, 0);
+				    lane_share, flags);
+}
+
+static int build_ours(void *context)
+{
+	return build_ours_with(context, 0, 0);
 }
 
 /* updn's hop tables over the roots updn's own detection finds. */
@@ -188,13 +141,10 @@ static int build_guarded(struct oo_plugin *plugin)
 {
 	struct oo_guard_stages st = {
 		.ours = build_ours,
-		.ours_shared = build_ours_shared,
-		.ours_design = plugin->opts.design_lanes ?
-		    build_ours_design : NULL,
-		.ours_apart = plugin->opts.offsets_apart ?
-		    build_ours_apart : NULL,
-		.ours_design_apart = plugin->opts.offsets_apart ?
-		    build_ours_design_apart : NULL,
+		.ours_with = build_ours_with,
+		.variants = (plugin->opts.design_lanes ?
+			     OO_LFT_DESIGN_LANES : 0) |
+		    (plugin->opts.offsets_apart ? OO_LFT_OFFSETS_APART : 0),
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,

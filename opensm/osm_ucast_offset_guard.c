@@ -19,7 +19,7 @@
  * host LIDs ours leave without a route, then the flows of the job blocks
  * ours lost take the stock routes, if that scores at least as well
  * everywhere; else ours built again with their lanes shared
- * (st->ours_shared), or a mix of those; else the stock tables, byte for
+ * (st->ours_with), or a mix of those; else the stock tables, byte for
  * byte what the engine would have built without the plugin.  The log says
  * which and why.
  */
@@ -829,24 +829,51 @@ static int keep_or_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 }
 
 /*
- * Port offsetting's LFTs again with their lanes shared (st->ours_shared),
- * where ours and their mix lose: then ours, or else a mix of them, as
- * keep_or_mix() settles; lft_ours and prof_ours become theirs.  Returns 1
- * with one of them in place, 0 otherwise (the tables in place are
- * undefined).
+ * Port offsetting's LFTs again (st->ours_with) with lane_share and flags,
+ * from the profiles before any LFT stage, scored into score and logged
+ * as who.  Returns as oo_build_offset_lfts() does; the tables in place
+ * are scored only on 0.
+ */
+static int build_scored(struct oo_guard *g, const struct oo_guard_stages *st,
+			unsigned lane_share, unsigned flags, const char *who,
+			struct oo_eval_score *score)
+{
+	int ret;
+
+	restore_profiles(g, g->prof_before);
+	ret = st->ours_with(st->ctx, lane_share, flags);
+	if (!ret) {
+		score_tables(g, st, score);
+		log_scores(g, who, score);
+	}
+	return ret;
+}
+
+/*
+ * The lane_share of try_shared(): a base LID whose lane to a spine has
+ * no cable leaves that spine once its other lanes carry twice the least
+ * loaded cable's LIDs.  Edges with 2 to 4 cables to each spine, which the
+ * level numbers as 4 lanes, then load their cables evenly, as random
+ * orders want, at some cost to the coordination leaf order and jobs want.
+ */
+#define OO_GUARD_LANE_SHARE 2
+
+/*
+ * Port offsetting's LFTs again with their lanes shared, where ours and
+ * their mix lose: then ours, or else a mix of them, as keep_or_mix()
+ * settles; lft_ours and prof_ours become theirs.  Returns 1 with one of
+ * them in place, 0 otherwise (the tables in place are undefined).
  */
 static int try_shared(struct oo_guard *g, const struct oo_guard_stages *st,
 		      const struct oo_eval_score *stock,
 		      struct oo_eval_score *shared,
 		      struct oo_eval_score *mixed)
 {
-	restore_profiles(g, g->prof_before);
-	if (st->ours_shared(st->ctx))
+	if (build_scored(g, st, OO_GUARD_LANE_SHARE, 0,
+			 "offsetting, lanes shared", shared))
 		return 0;
 	save_profiles(g, g->prof_ours);
 	copy_lfts(g, g->lft_ours, 1);
-	score_tables(g, st, shared);
-	log_scores(g, "offsetting, lanes shared", shared);
 	return keep_or_mix(g, st, "port offsetting's LFTs with the base LIDs "
 			   "of dead lanes spread beyond their spine",
 			   "a mix of those and stock's would", shared, stock,
@@ -895,7 +922,6 @@ static int sums_better(const struct oo_guard_sums *a,
  * against (those with what_old).
  */
 struct oo_variant {
-	oo_lft_builder build;
 	const char *scores;	/* log_scores() name */
 	const char *what_new;
 	const char *what_old;
@@ -918,28 +944,26 @@ static void log_variant(const struct oo_guard *g,
 }
 
 /*
- * Port offsetting's LFTs again as variant v builds them: they replace
- * ours (lft_ours, prof_ours and the scores in ours) where they score
- * better (sums_better()), scored into scratch.  The tables of ours, or
- * of those that replace them, are in place on return.  Returns 1 where
- * they replaced ours, else 0 (also where v would change nothing).
+ * Port offsetting's LFTs again with flags, as variant v names them: they
+ * replace ours (lft_ours, prof_ours and the scores in ours) where they
+ * score better (sums_better()), scored into scratch.  The tables of
+ * ours, or of those that replace them, are in place on return.  Returns
+ * 1 where they replaced ours, else 0 (also where flags change nothing).
  */
 static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
-		       const struct oo_variant *v, struct oo_eval_score *ours,
+		       unsigned flags, const struct oo_variant *v,
+		       struct oo_eval_score *ours,
 		       struct oo_eval_score *scratch)
 {
 	struct oo_guard_sums sum_ours, sum_mine;
 	int ret, better;
 
-	restore_profiles(g, g->prof_before);
-	ret = v->build(st->ctx);
+	ret = build_scored(g, st, 0, flags, v->scores, scratch);
 	if (ret < 0)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"LFTs %s could not be built; those %s stay in the "
 			"running\n", v->what_new, v->what_old);
 	if (!ret) {
-		score_tables(g, st, scratch);
-		log_scores(g, v->scores, scratch);
 		sum_scores(g, ours, &sum_ours);
 		sum_scores(g, scratch, &sum_mine);
 		better = sums_better(&sum_mine, &sum_ours);
@@ -958,34 +982,39 @@ static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
 
 /*
  * The variants of port offsetting's tables the guard tries before it
- * compares with stock, each against the best so far: each level's lanes
- * by its design where that is narrower than its widest trunk
- * (st->ours_design); then further LID offsets apart
- * (st->ours_apart, or st->ours_design_apart over the lanes by design
- * where those went on).
+ * compares with stock (those of st->variants), each against the best so
+ * far.  Each level's lanes by its design where that is narrower than its
+ * widest trunk: edges cabled twice to each spine, a third of their cables
+ * doubled once more, then have 2 lanes, not 3 or 4 that most of them
+ * leave dead, and the doubled cables share their lane's LIDs.  Then
+ * further LID offsets a fraction of the slots apart rather than in blocks
+ * of neighbouring slots, over whichever lanes went on: where a level's
+ * slots reach parents in different places (the line ASICs of two
+ * directors, edges cabled to a rotating subset), a port's LIDs then leave
+ * through all of them.
  */
 static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 			 struct oo_eval_score *ours,
 			 struct oo_eval_score *scratch)
 {
-	struct oo_variant design = {
-		st->ours_design, "offsetting, lanes by design",
+	static const struct oo_variant design = {
+		"offsetting, lanes by design",
 		"with each level's lanes by design",
 		"with the widest trunks'",
 	};
-	struct oo_variant apart = {
-		st->ours_apart, "offsetting, LID offsets apart",
+	static const struct oo_variant apart = {
+		"offsetting, LID offsets apart",
 		"with further LID offsets apart around the slots",
 		"with them in blocks",
 	};
-	int by_design = 0;
+	unsigned lanes = 0;
 
-	if (design.build)
-		by_design = try_variant(g, st, &design, ours, scratch);
-	if (by_design)
-		apart.build = st->ours_design_apart;
-	if (apart.build)
-		try_variant(g, st, &apart, ours, scratch);
+	if ((st->variants & OO_LFT_DESIGN_LANES) &&
+	    try_variant(g, st, OO_LFT_DESIGN_LANES, &design, ours, scratch))
+		lanes = OO_LFT_DESIGN_LANES;
+	if (st->variants & OO_LFT_OFFSETS_APART)
+		try_variant(g, st, lanes | OO_LFT_OFFSETS_APART, &apart, ours,
+			    scratch);
 }
 
 /* Our hop tables back, after the stock engine's: 0, or -1 (logged). */
@@ -1043,14 +1072,13 @@ static int compare_with_stock(struct oo_guard *g,
 			      const struct oo_guard_stages *st,
 			      struct oo_eval_score *ours)
 {
-	struct oo_eval_score *theirs, *mixed, *own, *shared, *variant;
+	struct oo_eval_score *theirs, *mixed, *own, *scratch;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
 	int ret = -1, own_hops = 0;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
-	shared = calloc(g->num_cells + 1, sizeof(*shared));
-	variant = calloc(g->num_cells + 1, sizeof(*variant));
+	scratch = calloc(g->num_cells + 1, sizeof(*scratch));
 	own = st->stock_hops ? calloc(g->num_cells + 1, sizeof(*own)) : theirs;
 	g->prof_ours = malloc(sizeof(uint32_t) * ports);
 	g->prof_stock = malloc(sizeof(uint32_t) * ports);
@@ -1060,13 +1088,14 @@ static int compare_with_stock(struct oo_guard *g,
 		g->prof_own = malloc(sizeof(uint32_t) * ports);
 		g->lft_own = malloc(lfts);
 	}
-	if (!theirs || !mixed || !shared || !variant || !own || !g->prof_ours ||
+	if (!theirs || !mixed || !scratch || !own || !g->prof_ours ||
 	    !g->prof_stock || !g->lft_ours || !g->lft_stock ||
 	    (st->stock_hops && (!g->prof_own || !g->lft_own)))
 		goto out;
 	save_profiles(g, g->prof_ours);
 	copy_lfts(g, g->lft_ours, 1);
-	try_variants(g, st, ours, variant);
+	if (st->ours_with)
+		try_variants(g, st, ours, scratch);
 	restore_profiles(g, g->prof_before);
 	g->stock_cpu = oo_thread_cpu_seconds();
 	if (st->stock(st->stock_ctx))
@@ -1094,8 +1123,8 @@ static int compare_with_stock(struct oo_guard *g,
 		goto our_hops;
 	}
 	/* not over completed roots: our hop tables are still in place */
-	if (!own_hops && st->ours_shared &&
-	    try_shared(g, st, own, shared, mixed))
+	if (!own_hops && st->ours_with &&
+	    try_shared(g, st, own, scratch, mixed))
 		goto our_hops;
 	/* the stock engine's own tables; its hop tables are in place */
 	copy_lfts(g, own_hops ? g->lft_own : g->lft_stock, 0);
@@ -1115,8 +1144,7 @@ out:
 		free(own);
 	free(theirs);
 	free(mixed);
-	free(shared);
-	free(variant);
+	free(scratch);
 	return ret;
 }
 

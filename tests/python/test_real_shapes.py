@@ -641,6 +641,16 @@ def assert_routed_above_stock(ours, stock, factor):
         (leaf_base(ours), leaf_base(stock))
 
 
+def assert_variant_stays(log, what_new, what_old):
+    """The stock guard's log at LMC 2: port offsetting's LFTs what_new
+    scored better than those what_old, and went on to beat stock in all
+    19 cells."""
+    assert "port offsetting's LFTs %s score better than %s" \
+        % (what_new, what_old) in log
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 19 cells; they stay" in log
+
+
 def test_top_switches_updn_left_out_join_the_roots(tmp_path):
     """var-kary-links: a 4-ary 3-tree that lost 6 % of its cables:
     updn's detection finds 3 of the 16 top switches.  The others, at the
@@ -784,10 +794,8 @@ def test_lanes_by_design_keep_every_lid_offset_above_stock(tmp_path):
     lost, spread well above stock's, every pair routed, no credit loop."""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, "var-ndr-empty-mgmt", lmc=2)
-    assert "port offsetting's LFTs with each level's lanes by design " \
-        "score better than with the widest trunks'" in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 19 cells; they stay" in log
+    assert_variant_stays(log, "with each level's lanes by design",
+                         "with the widest trunks'")
     assert_routed_above_stock(ours, stock, 1.25)
     spread = ours["shift"]["spread"]["efficiency"]
     assert spread > 1.3 * stock["shift"]["spread"]["efficiency"], spread
@@ -806,10 +814,8 @@ def test_directors_with_doubled_cables_keep_their_lanes_by_design(tmp_path):
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, "var-dir-doubled-sharp",
                                      lmc=2)
-    assert "port offsetting's LFTs with each level's lanes by design " \
-        "score better than with the widest trunks'" in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 19 cells; they stay" in log
+    assert_variant_stays(log, "with each level's lanes by design",
+                         "with the widest trunks'")
     assert not ours["credit_loop"], ours["credit_cycle"]
     assert ours["unreachable_pairs"] < stock["unreachable_pairs"]
     spread = ours["shift"]["spread"]["efficiency"]
@@ -828,10 +834,8 @@ def test_directors_keep_ours_with_lid_offsets_apart(tmp_path):
     striped traffic 0.409 against 0.210 and 0.323, no credit loop."""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, "var-dir-edr", lmc=2)
-    assert "port offsetting's LFTs with further LID offsets apart around " \
-        "the slots score better than with them in blocks" in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 19 cells; they stay" in log
+    assert_variant_stays(log, "with further LID offsets apart around the "
+                         "slots", "with them in blocks")
     assert not ours["credit_loop"], ours["credit_cycle"]
     assert ours["unreachable_pairs"] <= stock["unreachable_pairs"]
     assert leaf_base(ours) > 1.3 * leaf_base(stock), leaf_base(ours)
