@@ -49,6 +49,8 @@ struct oo_options {
 				   lanes by design (default on) */
 	int offsets_apart;	/* and further LID offsets spread around
 				   the slots (default on) */
+	int digits_apart;	/* and the level-1 digits of the CAs below
+				   one level-1 switch apart (default on) */
 };
 
 /*
@@ -70,6 +72,7 @@ struct oo_options {
  *	design_lanes	= on | off  (default on; the same words as
  *			  stock_guard)
  *	offsets_apart	= on | off  (default on; the same words)
+ *	digits_apart	= on | off  (default on; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -271,6 +274,18 @@ unsigned oo_extra_lane(unsigned lane, unsigned lanes, unsigned width,
  */
 unsigned oo_apart_offset_slot(unsigned base, unsigned lid_offset,
 			      unsigned lids, unsigned slots);
+
+/*
+ * The digit a destination takes at a level above the leaves when its
+ * digit by rank, want, may already be taken by another destination that
+ * comes down through the same switch below (taken[d] != 0): the first
+ * free one from want on, around the slots; want itself where all are
+ * taken.  Two destinations below one line ASIC with the same digit come
+ * down over the same link from the same core in every round that sends
+ * to both; ranks that interleave the pods of a director fabric (edge e in
+ * pod e mod 4) give every fifth edge of a pod the same digit.
+ */
+unsigned oo_free_digit(const uint8_t *taken, unsigned slots, unsigned want);
 
 /*
  * Whether a plan at a level with parallel lanes (slot = lane * parents +

@@ -60,17 +60,20 @@ int oo_minhop_build_hop_tables(struct osm_opensm *osm);
  * each level has as many lanes as its widest trunk has links; with it, as
  * its design has (oo_design_lanes()), the links beyond them sharing the
  * lanes' LIDs.  With OO_LFT_OFFSETS_APART a further LID offset takes the
- * slot oo_apart_offset_slot() gives, else oo_ring_offset_slot()'s.
+ * slot oo_apart_offset_slot() gives, else oo_ring_offset_slot()'s.  With
+ * OO_LFT_DIGITS_APART a CA's digit at level 1 is the first that no CA
+ * before it takes below the same level-1 switch (oo_free_digit()).
  * Returns 0; 1 when lane_share changed no LID (the tables are those of
  * lane_share 0), or a flag would change nothing (no level's design is
- * narrower than its widest trunk; LMC 0; the tables are left as they
- * were);
+ * narrower than its widest trunk; LMC 0; no digit moves; the tables are
+ * left as they were);
  * or -1 (no memory, a switch without tables, a tree deeper than
  * OO_MAX_LEVELS) with the LFTs to be rebuilt by the stock stage.
  */
 enum oo_rule;
 #define OO_LFT_DESIGN_LANES 0x1	/* lanes by design */
 #define OO_LFT_OFFSETS_APART 0x2	/* oo_apart_offset_slot() */
+#define OO_LFT_DIGITS_APART 0x4	/* keep_digits_apart(), oo_free_digit() */
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 			 unsigned lane_share, unsigned flags);
 

@@ -227,6 +227,19 @@ unsigned oo_apart_offset_slot(unsigned base, unsigned lid_offset,
 			  slots);
 }
 
+unsigned oo_free_digit(const uint8_t *taken, unsigned slots, unsigned want)
+{
+	unsigned j;
+
+	if (!slots)
+		return 0;
+	want %= slots;
+	for (j = 0; j < slots; j++)
+		if (!taken[(want + j) % slots])
+			return (want + j) % slots;
+	return want;
+}
+
 int oo_offsets_take_live_block(const uint8_t *cand, const uint8_t *cut,
 			       unsigned slots, unsigned parents,
 			       unsigned lids)

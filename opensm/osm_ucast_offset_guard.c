@@ -90,6 +90,9 @@ struct oo_guard {
 	unsigned first_offset_cell;	/* cells of one LID offset each */
 	unsigned num_base_cells;	/* cells of base-LID traffic */
 	uint32_t *prof_before;	/* port profiles before any LFT stage */
+	struct oo_ca_ports all_ca;	/* every CA port, SHARP nodes too */
+	unsigned num_all_ca;
+	int lost_ours;		/* lost_ca_lids() of lft_ours */
 	uint32_t *prof_ours;
 	uint32_t *prof_stock;
 	uint8_t *lft_ours;
@@ -112,6 +115,7 @@ static void free_guard(struct oo_guard *g)
 
 	oo_glue_net_free(&g->gn);
 	oo_ca_ports_free(&g->ca);
+	oo_ca_ports_free(&g->all_ca);
 	free(g->leaf_order);
 	for (i = 0; i < OO_GUARD_SEEDS; i++)
 		free(g->random_order[i]);
@@ -136,7 +140,8 @@ static void free_guard(struct oo_guard *g)
 static int index_subnet(struct oo_guard *g)
 {
 	if (oo_glue_net_build(&g->gn, g->osm) ||
-	    oo_ca_ports_alloc(&g->ca, g->osm, 1))
+	    oo_ca_ports_alloc(&g->ca, g->osm, 1) ||
+	    oo_ca_ports_alloc(&g->all_ca, g->osm, 0))
 		return -1;
 	g->sw = g->gn.sw;
 	g->num_sw = g->gn.num_sw;
@@ -145,6 +150,7 @@ static int index_subnet(struct oo_guard *g)
 	g->lft = (const uint8_t **)g->gn.lft;
 	g->lft_len = g->gn.lft_len;
 	g->num_hosts = oo_glue_ca_ports(g->osm, 0, &g->ca);
+	g->num_all_ca = oo_glue_ca_ports(g->osm, 1, &g->all_ca);
 	g->host_sw = g->ca.sw;
 	g->host_port = g->ca.port;
 	g->host_lid = g->ca.lid;
@@ -418,6 +424,34 @@ static int lost_after_fill(struct oo_guard *g,
 	n = oo_eval_lost_lids(&g->net, g->num_hosts, lost);
 	unfill(g, filled);
 	return n;
+}
+
+/*
+ * The LIDs of CA ports, SHARP aggregation nodes among them (which the
+ * cells do not score), that the tables in place leave without a route
+ * from some switch a CA hangs off after the reach pass.  A variant must not lose more: the
+ * pass fills loop-free only, and what it can fill depends on the tables.
+ * Returns how many, or -1 (no memory).
+ */
+static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
+{
+	struct oo_eval_net net = g->net;
+	size_t n;
+	uint8_t *lost;
+	int filled, ret;
+
+	n = (size_t)g->num_all_ca * g->net.lids_per_port;
+	lost = calloc(n + 1, 1);
+	if (!lost)
+		return -1;
+	net.host_sw = g->all_ca.sw;
+	net.host_port = g->all_ca.port;
+	net.host_lid = g->all_ca.lid;
+	filled = fill_in_place(g, st);
+	ret = oo_eval_lost_lids(&net, g->num_all_ca, lost);
+	unfill(g, filled);
+	free(lost);
+	return ret;
 }
 
 static void log_scores(const struct oo_guard *g, const char *who,
@@ -964,14 +998,28 @@ static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
 			"LFTs %s could not be built; those %s stay in the "
 			"running\n", v->what_new, v->what_old);
 	if (!ret) {
+		int lost = lost_ca_lids(g, st);
+
 		sum_scores(g, ours, &sum_ours);
 		sum_scores(g, scratch, &sum_mine);
 		better = sums_better(&sum_mine, &sum_ours);
-		log_variant(g, v, better, &sum_mine, &sum_ours);
+		if (better && (lost < 0 || lost > g->lost_ours)) {
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: port offsetting's LFTs %s would "
+				"score better, but leave %d CA LIDs (SHARP "
+				"nodes among them) without a route from some "
+				"CA after the reach pass, against %d; those "
+				"%s go on\n", v->what_new, lost, g->lost_ours,
+				v->what_old);
+			better = 0;
+		} else {
+			log_variant(g, v, better, &sum_mine, &sum_ours);
+		}
 		if (better) {
 			save_profiles(g, g->prof_ours);
 			copy_lfts(g, g->lft_ours, 1);
 			memcpy(ours, scratch, sizeof(*ours) * g->num_cells);
+			g->lost_ours = lost;
 			return 1;
 		}
 	}
@@ -1002,18 +1050,29 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 		"with each level's lanes by design",
 		"with the widest trunks'",
 	};
+	static const struct oo_variant digits = {
+		"offsetting, digits apart",
+		"with the level-1 digits of the CAs below each level-1 switch "
+		"apart",
+		"with the digits of their ranks",
+	};
 	static const struct oo_variant apart = {
 		"offsetting, LID offsets apart",
 		"with further LID offsets apart around the slots",
 		"with them in blocks",
 	};
-	unsigned lanes = 0;
+	unsigned kept = 0;
 
+	g->lost_ours = lost_ca_lids(g, st);
 	if ((st->variants & OO_LFT_DESIGN_LANES) &&
 	    try_variant(g, st, OO_LFT_DESIGN_LANES, &design, ours, scratch))
-		lanes = OO_LFT_DESIGN_LANES;
+		kept = OO_LFT_DESIGN_LANES;
+	if ((st->variants & OO_LFT_DIGITS_APART) &&
+	    try_variant(g, st, kept | OO_LFT_DIGITS_APART, &digits, ours,
+			scratch))
+		kept |= OO_LFT_DIGITS_APART;
 	if (st->variants & OO_LFT_OFFSETS_APART)
-		try_variant(g, st, lanes | OO_LFT_OFFSETS_APART, &apart, ours,
+		try_variant(g, st, kept | OO_LFT_OFFSETS_APART, &apart, ours,
 			    scratch);
 }
 

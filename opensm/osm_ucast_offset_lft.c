@@ -165,6 +165,7 @@ struct oo_build {
 	unsigned lane_share;	/* see oo_build_offset_lfts() */
 	int design_lanes;	/* lanes by design (oo_design_lanes()) */
 	int offsets_apart;	/* oo_apart_offset_slot() */
+	long digits_moved;	/* level-1 digits keep_digits_apart() moved */
 	unsigned long extra;	/* LIDs over links beyond the lanes */
 	unsigned long shared;	/* base LIDs lane_share sent off their
 				   parent */
@@ -1682,6 +1683,52 @@ static int tabulate_slots(struct oo_build *b)
 }
 
 /*
+ * Lines apart: each CA's digit at level 1 moves on to the first one that
+ * no CA before it in rank order takes below the same level-1 switch
+ * (oo_free_digit()): the switch its own up path reaches, or the one it
+ * hangs off (a management HCA on a line ASIC).  The cores then send the
+ * CAs behind one line down different links.  Where ranks run over the
+ * pods in turn (edge e of a director fabric in pod e mod 4), digits by
+ * rank repeat every fifth edge of a pod.  Returns how many digits
+ * moved, or -1 (no memory).
+ */
+static long keep_digits_apart(struct oo_build *b)
+{
+	const struct oo_tree *t = &b->tree;
+	unsigned slots = t->num_levels > 2 ? t->level_slots[1] : 0, i;
+	uint8_t *taken;
+	long moved = 0;
+
+	if (!slots || slots > IB_NODE_NUM_PORTS_MAX)
+		return 0;
+	taken = calloc((size_t)t->num_sw * slots + 1, 1);
+	if (!taken)
+		return -1;
+	for (i = 0; i < b->num_dests; i++) {
+		const struct oo_dest *d = &b->dests[i];
+		unsigned want = b->slot_base[1][i], got;
+		uint16_t below;
+		uint8_t *row;
+
+		if (d->is_switch || !d->leaf)
+			continue;
+		below = t->info[d->target_idx].level == 1 ?
+		    (uint16_t)(d->target_idx + 1) : own_up_path(b, i, 0, 1);
+		if (!below)
+			continue;
+		row = taken + (size_t)(below - 1U) * slots;
+		got = oo_free_digit(row, slots, want);
+		row[got] = 1;
+		if (got != want) {
+			b->slot_base[1][i] = (uint16_t)got;
+			moved++;
+		}
+	}
+	free(taken);
+	return moved;
+}
+
+/*
  * Which of its level's up slots a leaf has a link in, and the switch
  * behind each; returns how many are live.
  */
@@ -1871,6 +1918,12 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 		free_build(b);
 		return 1;	/* the design is the widest trunks */
 	}
+	if ((flags & OO_LFT_DIGITS_APART) &&
+	    (b->digits_moved = keep_digits_apart(b)) <= 0) {
+		i = b->digits_moved < 0;
+		free_build(b);
+		return i ? -1 : 1;	/* no digit moves */
+	}
 
 	for (i = 0; i < b->tree.num_sw; i++) {
 		osm_switch_t *sw = b->tree.info[i].sw;
@@ -1904,6 +1957,10 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 		OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: lanes by "
 			"design; %lu LIDs over the links beyond them\n",
 			b->extra);
+	if (b->digits_moved)
+		OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: digits apart "
+			"below each level-1 switch; %ld CAs' level-1 digits "
+			"moved\n", b->digits_moved);
 	i = lane_share && !b->shared;
 	free_build(b);
 	return (int)i;

@@ -1854,6 +1854,32 @@ START_TEST(apart_offsets_go_around_the_slots)
 }
 END_TEST
 
+START_TEST(free_digit_moves_past_taken_ones)
+{
+	/* four edges of one pod below a line with 5 slots above it: the
+	   digits of ranks 0, 5, 10, 15 would all be 0 */
+	uint8_t taken[5] = { 0 };
+	static const unsigned want[4] = { 0, 0, 0, 0 };
+	static const unsigned got[4] = { 0, 1, 2, 3 };
+	unsigned i, d;
+
+	for (i = 0; i < 4; i++) {
+		d = oo_free_digit(taken, 5, want[i]);
+		ck_assert_uint_eq(d, got[i]);
+		taken[d] = 1;
+	}
+	/* free where wanted: kept; around the end of the ring */
+	ck_assert_uint_eq(oo_free_digit(taken, 5, 4), 4);
+	taken[4] = 1;
+	taken[0] = 0;
+	ck_assert_uint_eq(oo_free_digit(taken, 5, 3), 0);
+	/* all taken: the wanted one, reduced to the slots */
+	taken[0] = 1;
+	ck_assert_uint_eq(oo_free_digit(taken, 5, 7), 2);
+	ck_assert_uint_eq(oo_free_digit(taken, 0, 7), 0);
+}
+END_TEST
+
 START_TEST(rank_without_hosts_has_no_levels)
 {
 	static const unsigned hosts[2] = { 0, 0 };
@@ -2517,6 +2543,15 @@ START_TEST(design_lanes_option)
 	ck_assert_int_eq(o.design_lanes, 1);
 	parse_bad("offsets_apart=2", "offsets_apart value '2' is not one of "
 		  "on, off");
+	ck_assert_int_eq(o.digits_apart, 1);
+	ck_assert_int_eq(oo_options_parse("digits_apart=off", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.digits_apart, 0);
+	ck_assert_int_eq(o.offsets_apart, 1);
+	parse_bad("digits_apart=ranks", "digits_apart value 'ranks' is not "
+		  "one of on, off");
+	parse_bad("digits_apart=off digits_apart=on",
+		  "digits_apart is given twice, as off and as on");
 }
 END_TEST
 
@@ -2700,6 +2735,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, sibling_lane_takes_the_least_loaded_cable);
 	tcase_add_test(crd, extra_lane_turns_over_the_wide_trunk);
 	tcase_add_test(crd, apart_offsets_go_around_the_slots);
+	tcase_add_test(crd, free_digit_moves_past_taken_ones);
 	tcase_add_test(crd, lanes_align_only_where_runs_repeat_the_parents);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);
