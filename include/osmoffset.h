@@ -51,6 +51,8 @@ struct oo_options {
 				   the slots (default on) */
 	int digits_apart;	/* and the level-1 digits of the CAs below
 				   one level-1 switch apart (default on) */
+	int keep_live;		/* and plans that miss few slots keeping
+				   their live slots' digits (default on) */
 };
 
 /*
@@ -73,6 +75,7 @@ struct oo_options {
  *			  stock_guard)
  *	offsets_apart	= on | off  (default on; the same words)
  *	digits_apart	= on | off  (default on; the same words)
+ *	keep_live	= on | off  (default on; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a

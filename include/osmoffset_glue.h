@@ -62,11 +62,14 @@ int oo_minhop_build_hop_tables(struct osm_opensm *osm);
  * lanes' LIDs.  With OO_LFT_OFFSETS_APART a further LID offset takes the
  * slot oo_apart_offset_slot() gives, else oo_ring_offset_slot()'s.  With
  * OO_LFT_DIGITS_APART a CA's digit at level 1 is the first that no CA
- * before it takes below the same level-1 switch (oo_free_digit()).
- * Returns 0; 1 when lane_share changed no LID (the tables are those of
- * lane_share 0), or a flag would change nothing (no level's design is
- * narrower than its widest trunk; LMC 0; no digit moves; the tables are
- * left as they were);
+ * before it takes below the same level-1 switch (oo_free_digit()).  With
+ * OO_LFT_KEEP_LIVE a plan that misses one slot in eight or fewer keeps
+ * the digits of its live slots (only the LIDs of its dead slots detour)
+ * instead of numbering the destinations over its live slots.
+ * Returns 0; 1 when lane_share or OO_LFT_KEEP_LIVE changed no LID (the
+ * tables are those without them), or a flag would change nothing (no
+ * level's design is narrower than its widest trunk; LMC 0; no digit
+ * moves; the tables are left as they were);
  * or -1 (no memory, a switch without tables, a tree deeper than
  * OO_MAX_LEVELS) with the LFTs to be rebuilt by the stock stage.
  */
@@ -74,6 +77,7 @@ enum oo_rule;
 #define OO_LFT_DESIGN_LANES 0x1	/* lanes by design */
 #define OO_LFT_OFFSETS_APART 0x2	/* oo_apart_offset_slot() */
 #define OO_LFT_DIGITS_APART 0x4	/* keep_digits_apart(), oo_free_digit() */
+#define OO_LFT_KEEP_LIVE 0x8	/* takes_live_slot(): few dead, no renumber */
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 			 unsigned lane_share, unsigned flags);
 

@@ -105,6 +105,7 @@ static const char *own_key(const char *key)
 #define SEEN_DESIGN 0x20
 #define SEEN_APART 0x40
 #define SEEN_DIGITS 0x80
+#define SEEN_LIVE 0x100
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -248,10 +249,13 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (!strcasecmp(key, "digits_apart"))
 		return parse_on_off("digits_apart", value, SEEN_DIGITS,
 				    &opts->digits_apart, seen, err, err_len);
+	if (!strcasecmp(key, "keep_live"))
+		return parse_on_off("keep_live", value, SEEN_LIVE,
+				    &opts->keep_live, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
 		 "reach_all, reach_vls, design_lanes, offsets_apart, "
-		 "digits_apart)", token);
+		 "digits_apart, keep_live)", token);
 	return -1;
 }
 
@@ -265,6 +269,7 @@ static void set_defaults(struct oo_options *opts)
 	opts->design_lanes = 1;
 	opts->offsets_apart = 1;
 	opts->digits_apart = 1;
+	opts->keep_live = 1;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

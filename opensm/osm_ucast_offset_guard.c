@@ -1056,6 +1056,12 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 		"apart",
 		"with the digits of their ranks",
 	};
+	static const struct oo_variant live = {
+		"offsetting, live slots kept",
+		"with the live slots of plans that miss few keeping their "
+		"digits",
+		"with those plans numbered over their live slots",
+	};
 	static const struct oo_variant apart = {
 		"offsetting, LID offsets apart",
 		"with further LID offsets apart around the slots",
@@ -1067,6 +1073,9 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 	if ((st->variants & OO_LFT_DESIGN_LANES) &&
 	    try_variant(g, st, OO_LFT_DESIGN_LANES, &design, ours, scratch))
 		kept = OO_LFT_DESIGN_LANES;
+	if ((st->variants & OO_LFT_KEEP_LIVE) &&
+	    try_variant(g, st, kept | OO_LFT_KEEP_LIVE, &live, ours, scratch))
+		kept |= OO_LFT_KEEP_LIVE;
 	if ((st->variants & OO_LFT_DIGITS_APART) &&
 	    try_variant(g, st, kept | OO_LFT_DIGITS_APART, &digits, ours,
 			scratch))

@@ -166,6 +166,9 @@ struct oo_build {
 	int design_lanes;	/* lanes by design (oo_design_lanes()) */
 	int offsets_apart;	/* oo_apart_offset_slot() */
 	long digits_moved;	/* level-1 digits keep_digits_apart() moved */
+	int keep_live;		/* a plan missing one slot in eight or
+				   fewer keeps its live slots' digits */
+	unsigned long kept_live;	/* LIDs that kept them so */
 	unsigned long extra;	/* LIDs over links beyond the lanes */
 	unsigned long shared;	/* base LIDs lane_share sent off their
 				   parent */
@@ -1062,9 +1065,15 @@ static int far_detour(struct oo_build *b, const struct oo_swinfo *si,
  * 8 cores twice, among 16 nominal parents across the level); renumbering
  * there sent a LID to a different core from each pod.  Further offsets
  * above the leaves keep the digits of their slots: renumbering them
- * there cost spread traffic (kary-4-3-degraded at LMC 2).
+ * there cost spread traffic (kary-4-3-degraded at LMC 2).  With
+ * keep_live, a plan that misses one slot in eight or fewer (a leaf short
+ * of one cable of its 20, or toward such a leaf) keeps the digits of its
+ * live slots, and only the LIDs of its dead slots detour: renumbering
+ * moves nearly every LID of the plan, and toward a leaf that lost a cable
+ * the leaves of its pod then send most of its CAs down other links than
+ * the cores do (counted in kept_live).
  */
-static int takes_live_slot(const struct oo_build *b,
+static int takes_live_slot(struct oo_build *b,
 			   const struct oo_swinfo *si, const struct oo_plan *pl,
 			   unsigned lid_offset)
 {
@@ -1072,7 +1081,13 @@ static int takes_live_slot(const struct oo_build *b,
 		return 0;
 	if (b->tree.level_parents[si->level] != si->slots || si->has_lanes)
 		return 0;
-	return !lid_offset || !si->level;
+	if (lid_offset && si->level)
+		return 0;
+	if (b->keep_live && pl->live * 8 >= (unsigned)si->slots * 7) {
+		b->kept_live++;
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -1906,6 +1921,7 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 	b->lane_share = lane_share;
 	b->design_lanes = design_lanes;
 	b->offsets_apart = !!(flags & OO_LFT_OFFSETS_APART);
+	b->keep_live = !!(flags & OO_LFT_KEEP_LIVE);
 	b->lids_per_port = 1U << osm->subn.opt.lmc;
 	if (b->offsets_apart && b->lids_per_port < 2) {
 		free_build(b);
@@ -1961,7 +1977,11 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 		OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: digits apart "
 			"below each level-1 switch; %ld CAs' level-1 digits "
 			"moved\n", b->digits_moved);
-	i = lane_share && !b->shared;
+	if (b->keep_live)
+		OSM_LOG(b->log, OSM_LOG_VERBOSE, "osmoffset: %lu LIDs kept "
+			"their digits where a plan misses few slots\n",
+			b->kept_live);
+	i = (lane_share && !b->shared) || (b->keep_live && !b->kept_live);
 	free_build(b);
 	return (int)i;
 

@@ -2552,6 +2552,13 @@ START_TEST(design_lanes_option)
 		  "one of on, off");
 	parse_bad("digits_apart=off digits_apart=on",
 		  "digits_apart is given twice, as off and as on");
+	ck_assert_int_eq(o.keep_live, 1);
+	ck_assert_int_eq(oo_options_parse("keep_live=0", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.keep_live, 0);
+	ck_assert_int_eq(o.digits_apart, 1);
+	parse_bad("keep_live=renumber", "keep_live value 'renumber' is not "
+		  "one of on, off");
 }
 END_TEST
 

@@ -885,3 +885,29 @@ def test_digits_apart_never_cost_a_sharp_node_its_route(tmp_path):
         in log
     assert ours["valid"] and ours["unreachable_pairs"] == 0
     assert not ours["credit_loop"], ours["credit_cycle"]
+
+
+def test_leaves_short_of_a_cable_keep_their_live_slots(tmp_path):
+    """var-dir-dual at LMC 0: two EDR directors under 24 tapered edges (9
+    uplinks to a rotating subset of the line ASICs), 4 of them short of
+    one uplink.  Numbering a plan that misses a slot over its live slots
+    (d-mod-live) moved nearly every LID toward such an edge at the edges
+    of its group, which then sent its CAs down other links than the fabric
+    ASICs did; quarter jobs 3 and 4 lost to stock and the guard's mix cost
+    leaf order (0.204; dfsssp 0.238).  The guard also tries such plans
+    keeping their live slots' digits, only the dead slot's LIDs detouring,
+    and keeps them: every cell at least stock's, leaf order above 1.25 x
+    that of keep_live=off, every pair routed, no credit loop."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-dir-dual", lmc=0)
+    assert "port offsetting's LFTs with the live slots of plans that miss " \
+        "few keeping their digits score better than with those plans " \
+        "numbered over their live slots" in log
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 8 cells; they stay" in log
+    assert_routed_above_stock(ours, stock, 1.5)
+    _log, off = route_generated(tmp_path, "var-dir-dual",
+                                variant_args("var-dir-dual"), "on", 0,
+                                ["keep_live=off"])
+    assert leaf_base(ours) > 1.25 * leaf_base(off), \
+        (leaf_base(ours), leaf_base(off))
