@@ -847,6 +847,25 @@ DIGITS_APART = ("with the level-1 digits of the CAs below each level-1 "
                 "switch apart")
 
 
+def assert_variant_beats_off(tmp_path, name, what_new, what_old, option,
+                             factor):
+    """The variant NAME at LMC 0: the guard kept port offsetting's LFTs
+    what_new over those what_old and went on to beat stock in all 8
+    cells; every pair routed, no credit loop, leaf order above 1.5 x
+    stock updn's and above factor x that with OPTION=off."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, name, lmc=0)
+    assert "port offsetting's LFTs %s score better than %s" \
+        % (what_new, what_old) in log
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 8 cells; they stay" in log
+    assert_routed_above_stock(ours, stock, 1.5)
+    _log, off = route_generated(tmp_path, name, variant_args(name), "on", 0,
+                                [option + "=off"])
+    assert leaf_base(ours) > factor * leaf_base(off), \
+        (leaf_base(ours), leaf_base(off))
+
+
 def test_director_pods_keep_their_digits_apart(tmp_path):
     """var-dir-edr at LMC 0: the edges, in name order, are cabled to the
     line ASICs in turn (edge e to the 8 lines of group e mod 3), so the
@@ -858,18 +877,9 @@ def test_director_pods_keep_their_digits_apart(tmp_path):
     apart below each line ASIC (oo_free_digit()) and keeps them: leaf
     order 0.337 against 0.288 with digits_apart=off, every cell at least
     stock's, every pair routed, no credit loop."""
-    need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-dir-edr", lmc=0)
-    assert "port offsetting's LFTs %s score better than with the digits " \
-        "of their ranks" % DIGITS_APART in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 8 cells; they stay" in log
-    assert_routed_above_stock(ours, stock, 1.5)
-    _log, off = route_generated(tmp_path, "var-dir-edr",
-                                variant_args("var-dir-edr"), "on", 0,
-                                ["digits_apart=off"])
-    assert leaf_base(ours) > 1.1 * leaf_base(off), \
-        (leaf_base(ours), leaf_base(off))
+    assert_variant_beats_off(tmp_path, "var-dir-edr", DIGITS_APART,
+                             "with the digits of their ranks",
+                             "digits_apart", 1.1)
 
 
 def test_digits_apart_never_cost_a_sharp_node_its_route(tmp_path):
@@ -898,16 +908,8 @@ def test_leaves_short_of_a_cable_keep_their_live_slots(tmp_path):
     keeping their live slots' digits, only the dead slot's LIDs detouring,
     and keeps them: every cell at least stock's, leaf order above 1.25 x
     that of keep_live=off, every pair routed, no credit loop."""
-    need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-dir-dual", lmc=0)
-    assert "port offsetting's LFTs with the live slots of plans that miss " \
-        "few keeping their digits score better than with those plans " \
-        "numbered over their live slots" in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 8 cells; they stay" in log
-    assert_routed_above_stock(ours, stock, 1.5)
-    _log, off = route_generated(tmp_path, "var-dir-dual",
-                                variant_args("var-dir-dual"), "on", 0,
-                                ["keep_live=off"])
-    assert leaf_base(ours) > 1.25 * leaf_base(off), \
-        (leaf_base(ours), leaf_base(off))
+    assert_variant_beats_off(tmp_path, "var-dir-dual",
+                             "with the live slots of plans that miss few "
+                             "keeping their digits",
+                             "with those plans numbered over their live "
+                             "slots", "keep_live", 1.25)
