@@ -80,7 +80,8 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
      "port_offsetting value 'maybe' is not one of off, on, coordinated, "
      "plain"),
     ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, "
-     "stock_guard, reach_all, reach_vls, design_lanes, offsets_apart)"),
+     "stock_guard, reach_all, reach_vls, design_lanes, offsets_apart, "
+     "digits_apart, keep_live)"),
     ("port_offsetting=on reach_vls=9",
      "reach_vls value '9' is not a number of virtual lanes from 1 to 8"),
     ("port_offsetting=on hop_tables=slow",
