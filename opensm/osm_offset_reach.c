@@ -54,6 +54,9 @@ struct reach_work {
 	int from;		/* enum fill_from of the pass */
 	int sticky;		/* keep to the first turn switch chosen */
 	uint32_t turn;		/* that switch, or OO_EVAL_NONE */
+	uint32_t last_turn;	/* the turn switch fill_lid() last took */
+	uint8_t *tried;		/* per switch: a turn switch whose fills
+				   closed a loop for the LID at hand */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
 	size_t num_fills;
 	size_t max_fills;
@@ -168,7 +171,7 @@ static uint64_t turn_cost(const struct oo_reach_net *net,
 	unsigned h;
 	int d;
 
-	if (w->state[t] != WALK_OK || !net->sw_lid[t])
+	if (w->state[t] != WALK_OK || !net->sw_lid[t] || w->tried[t])
 		return UINT64_MAX;
 	d = hops_along(net, t, lid, dest, 1);
 	if (d < 0)
@@ -374,6 +377,7 @@ static unsigned fill_lid(const struct oo_reach_net *net,
 	turn = pick_turn(net, w, num_all, dest, lid);
 	if (turn == OO_EVAL_NONE && num_all > num_holes)
 		turn = pick_turn(net, w, num_holes, dest, lid);
+	w->last_turn = turn;
 	if (turn == OO_EVAL_NONE) {
 		*left += num_holes;
 		return 0;
@@ -406,6 +410,7 @@ static void free_work(struct reach_work *w)
 	free(w->holes_at);
 	free(w->was_ok);
 	free(w->fills);
+	free(w->tried);
 }
 
 /*
@@ -462,8 +467,9 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	w->hcas = calloc(net->num_sw + 1, sizeof(*w->hcas));
 	w->order = calloc(net->num_dests + 1, sizeof(*w->order));
 	w->need = calloc(net->num_sw + 1, 1);
+	w->tried = calloc(net->num_sw + 1, 1);
 	if (!w->state || !w->path || !w->holes || !w->cas || !w->hcas ||
-	    !w->order || !w->need) {
+	    !w->order || !w->need || !w->tried) {
 		free_work(w);
 		return -1;
 	}
@@ -506,6 +512,58 @@ static int fill_all(const struct oo_reach_net *net, struct reach_work *w,
 	return res->filled ? oo_reach_acyclic(net) : 1;
 }
 
+/* Turn switches fill_dest_acyclic() tries for one LID. */
+#define OO_REACH_TURN_TRIES 8
+
+/*
+ * One destination's LID filled so that the dependencies in g stay
+ * acyclic: toward its best turn switch; where those fills would close a
+ * loop, toward the next best that no earlier try took, up to
+ * OO_REACH_TURN_TRIES switches (a down/up turn at another edge switch
+ * may meet no route of the other direction's turns).  Returns 1, 0 (no
+ * try kept: fills undone), or -1 with no memory.
+ */
+static int fill_dest_acyclic(const struct oo_reach_net *net,
+			     struct reach_work *w, struct oo_cdg *g,
+			     uint32_t d, unsigned offset,
+			     struct oo_reach_result *res)
+{
+	unsigned try;
+	int ok = 0;
+
+	for (try = 0; try < OO_REACH_TURN_TRIES; try++) {
+		struct oo_reach_result one;
+		size_t start = w->num_fills;
+		unsigned had;
+
+		memset(&one, 0, sizeof(one));
+		had = fill_dest(net, w, d, offset, &one);
+		if (!try)
+			res->lids += had;
+		if (!one.filled) {
+			res->left += one.left;
+			ok = 1;
+			break;
+		}
+		ok = oo_cdg_add_lid(g, net->dest_lid[d] + offset);
+		if (ok > 0) {
+			res->left += one.left;
+			res->filled += one.filled;
+			break;
+		}
+		undo_fills(net, w, start);
+		if (ok < 0 || w->last_turn == OO_EVAL_NONE ||
+		    w->from != FROM_HCAS || is_minor(net, d) ||
+		    try + 1 == OO_REACH_TURN_TRIES) {
+			res->left += one.left + one.filled;
+			break;
+		}
+		w->tried[w->last_turn] = 1;
+	}
+	memset(w->tried, 0, net->num_sw);
+	return ok;
+}
+
 /*
  * One destination at a time, each kept only if the dependencies stay
  * acyclic: the dependency graph of the tables is built once, and each
@@ -529,24 +587,8 @@ static int fill_one_by_one(const struct oo_reach_net *net,
 			oo_cdg_free(&g);
 		return ok < 0 ? -1 : 0;
 	}
-	for (i = 0; i < net->num_dests && ok >= 0; i++) {
-		struct oo_reach_result one;
-		size_t start = w->num_fills;
-		uint32_t d = w->order[i];
-
-		memset(&one, 0, sizeof(one));
-		res->lids += fill_dest(net, w, d, offset, &one);
-		res->left += one.left;
-		if (!one.filled)
-			continue;
-		ok = oo_cdg_add_lid(&g, net->dest_lid[d] + offset);
-		if (ok <= 0) {
-			undo_fills(net, w, start);
-			res->left += one.filled;
-			continue;
-		}
-		res->filled += one.filled;
-	}
+	for (i = 0; i < net->num_dests && ok >= 0; i++)
+		ok = fill_dest_acyclic(net, w, &g, w->order[i], offset, res);
 	oo_cdg_free(&g);
 	return ok < 0 ? -1 : 0;
 }

@@ -913,3 +913,25 @@ def test_leaves_short_of_a_cable_keep_their_live_slots(tmp_path):
                              "keeping their digits",
                              "with those plans numbered over their live "
                              "slots", "keep_live", 1.25)
+
+
+def test_management_hcas_of_two_directors_reach_each_other(tmp_path):
+    """The HDR director analog (two directors of 40 line and 20 fabric
+    ASICs, 8 management HCAs on line ASICs of both) with 1 % of its cables
+    missing (seed 3): an HCA on one director's line ASIC reaches one on
+    the other's only through a down/up turn at an edge.  The reach pass
+    turned each LID at its best turn switch only; for 3 of the HCAs those
+    fills closed a credit loop with the turns of the other direction, 12
+    HCA pairs stayed without a route, stock updn's tables had none lost,
+    and the guard kept stock's (leaf order 0.081 against ours 0.37).  It
+    now tries up to 8 turn switches for the LID of an HCA that traffic from
+    HCAs needs, and every pair is routed over ours."""
+    need_mode("on")
+    from osmoffset.fabricsuite import HDR_DIRECTORS
+    gen = HDR_DIRECTORS + ["--remove-links", "0.01", "--seed", "3"]
+    log, ours = route_generated(tmp_path, "hdr-dir-s3", gen, "on")
+    _log, stock = route_generated(tmp_path, "hdr-dir-s3", gen, "stock")
+    assert "(0 of them where traffic from a CA runs in)" in log
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 8 cells; they stay" in log
+    assert_routed_above_stock(ours, stock, 3.0)
