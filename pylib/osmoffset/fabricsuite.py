@@ -58,6 +58,10 @@ ANALOGS = [
      "empty; 8 management HCAs on line ASICs", HDR_DIRECTORS),
     ("hdr-directors-1008-sharp", "the same with a SHARP aggregation node "
      "on every switch ASIC", HDR_DIRECTORS + ["--sharp"]),
+    ("hdr-directors-1008-degraded", "the same without SHARP nodes, 1 % of "
+     "the cables missing (the management HCAs of the two directors reach "
+     "each other only through down/up turns at edges)",
+     HDR_DIRECTORS + ["--remove-links", "0.01", "--seed", "3"]),
     ("superpod-8rail-1130", "three-level HDR, 8 rails (one HCA per GPU), "
      "7 pods of 8 leaves and 10 pod spines, 28 core spines; 90 % of the "
      "cables doubled, 2 % missing; 2 management HCAs on core spines",

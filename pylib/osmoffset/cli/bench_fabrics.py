@@ -19,7 +19,8 @@ Fabrics:
   qdr-irregular-x5 (named through its .map; it has no SHARP nodes);
   skipped with a note when the directory is absent;
   analogs of the production fabrics the real-fabric issue measured (HDR
-  directors with and without SHARP nodes, an 8-rail three-level
+  directors with and without SHARP nodes, and with 1 % of their cables
+  missing, an 8-rail three-level
   SuperPOD-like tree with and without, tapered EDR edges with dual-HCA
   nodes; 1,008 to 1,512 hosts), generated with gen-fabric into OUT/fabrics;
   variants (var-*): shapes of the same kinds at 64 to 512 hosts drawn with
