@@ -99,10 +99,10 @@ typedef int (*oo_lft_variant)(void *context, unsigned lane_share,
 struct oo_guard_stages {
 	oo_lft_builder ours;
 	/* ours again with a lane_share and OO_LFT_* flags, or NULL: with
-	   each flag in variants (lanes by design, then LID offsets apart
-	   over whichever lanes went on) before the comparison with stock,
-	   kept where they score better; with lane_share where ours and their
-	   mix lose */
+	   each flag in variants (lanes by design, live slots kept, digits
+	   apart, then LID offsets apart, each over whatever went on before)
+	   before the comparison with stock, kept where they score better;
+	   with lane_share where ours and their mix lose */
 	oo_lft_variant ours_with;
 	unsigned variants;
 	oo_lft_builder stock;

@@ -8,8 +8,9 @@
  *
  * OpenSM glue.  Port offsetting builds its LFTs (and variants of them:
  * each level's lanes by its design where that is narrower than its
- * widest trunk, further LID offsets apart around the slots; the best
- * goes on); they are scored with
+ * widest trunk, the live slots of plans that miss few kept, the level-1
+ * digits of the CAs below one switch apart, further LID offsets apart
+ * around the slots; the best goes on); they are scored with
  * oo_eval_shift() (osm_offset_eval.c) in the rank orders a job meets:
  * hosts grouped by leaf, each quarter and each half of that order, and
  * seeded random orders, with base-LID and (LMC > 0) striped traffic.
@@ -413,43 +414,42 @@ static void score_tables(struct oo_guard *g, const struct oo_guard_stages *st,
 }
 
 /*
- * The host LIDs (lost[h * 2^LMC + o]) the tables in place leave without a
- * route after the reach pass.  Returns how many, or -1 (no memory).
+ * The LIDs of the num_hosts CA ports of net (lost[h * 2^LMC + o]) that
+ * the tables in place leave without a route from some switch a CA of
+ * net hangs off, after the reach pass.  Returns how many, or -1 (no
+ * memory).
  */
 static int lost_after_fill(struct oo_guard *g,
-			   const struct oo_guard_stages *st, uint8_t *lost)
+			   const struct oo_guard_stages *st,
+			   const struct oo_eval_net *net, unsigned num_hosts,
+			   uint8_t *lost)
 {
 	int filled = fill_in_place(g, st), n;
 
-	n = oo_eval_lost_lids(&g->net, g->num_hosts, lost);
+	n = oo_eval_lost_lids(net, num_hosts, lost);
 	unfill(g, filled);
 	return n;
 }
 
 /*
- * The LIDs of CA ports, SHARP aggregation nodes among them (which the
- * cells do not score), that the tables in place leave without a route
- * from some switch a CA hangs off after the reach pass.  A variant must not lose more: the
- * pass fills loop-free only, and what it can fill depends on the tables.
- * Returns how many, or -1 (no memory).
+ * The same over every CA port, SHARP aggregation nodes among them (which
+ * the cells do not score).  A variant must not lose more: the pass fills
+ * loop-free only, and what it can fill depends on the tables.  Returns
+ * how many, or -1 (no memory).
  */
 static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
 {
 	struct oo_eval_net net = g->net;
-	size_t n;
 	uint8_t *lost;
-	int filled, ret;
+	int ret;
 
-	n = (size_t)g->num_all_ca * g->net.lids_per_port;
-	lost = calloc(n + 1, 1);
+	lost = calloc((size_t)g->num_all_ca * g->net.lids_per_port + 1, 1);
 	if (!lost)
 		return -1;
 	net.host_sw = g->all_ca.sw;
 	net.host_port = g->all_ca.port;
 	net.host_lid = g->all_ca.lid;
-	filled = fill_in_place(g, st);
-	ret = oo_eval_lost_lids(&net, g->num_all_ca, lost);
-	unfill(g, filled);
+	ret = lost_after_fill(g, st, &net, g->num_all_ca, lost);
 	free(lost);
 	return ret;
 }
@@ -556,11 +556,12 @@ static unsigned mark_lost_destinations(struct oo_guard *g,
 	uint8_t *theirs;
 
 	copy_lfts(g, g->lft_ours, 0);
-	if (lost_after_fill(g, st, dest) <= 0)
+	if (lost_after_fill(g, st, &g->net, g->num_hosts, dest) <= 0)
 		return 0;
 	theirs = calloc(n + 1, 1);
 	copy_lfts(g, g->lft_stock, 0);
-	if (!theirs || lost_after_fill(g, st, theirs) < 0) {
+	if (!theirs ||
+	    lost_after_fill(g, st, &g->net, g->num_hosts, theirs) < 0) {
 		memset(dest, 0, n);
 		free(theirs);
 		return 0;
@@ -998,11 +999,13 @@ static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
 			"LFTs %s could not be built; those %s stay in the "
 			"running\n", v->what_new, v->what_old);
 	if (!ret) {
-		int lost = lost_ca_lids(g, st);
+		int lost = 0;
 
 		sum_scores(g, ours, &sum_ours);
 		sum_scores(g, scratch, &sum_mine);
 		better = sums_better(&sum_mine, &sum_ours);
+		if (better)
+			lost = lost_ca_lids(g, st);
 		if (better && (lost < 0 || lost > g->lost_ours)) {
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
 				"guard: port offsetting's LFTs %s would "
@@ -1034,12 +1037,17 @@ static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
  * far.  Each level's lanes by its design where that is narrower than its
  * widest trunk: edges cabled twice to each spine, a third of their cables
  * doubled once more, then have 2 lanes, not 3 or 4 that most of them
- * leave dead, and the doubled cables share their lane's LIDs.  Then
- * further LID offsets a fraction of the slots apart rather than in blocks
- * of neighbouring slots, over whichever lanes went on: where a level's
- * slots reach parents in different places (the line ASICs of two
- * directors, edges cabled to a rotating subset), a port's LIDs then leave
- * through all of them.
+ * leave dead, and the doubled cables share their lane's LIDs.  Then the
+ * live slots of plans that miss one slot in eight or fewer keeping their
+ * digits (an edge short of one uplink).  Then the level-1 digits of the
+ * CAs below one line ASIC or pod spine apart (ranks that run over the
+ * pods in turn).  Then further LID offsets a fraction of the slots apart
+ * rather than in blocks of neighbouring slots, over whatever went on:
+ * where a level's slots reach parents in different places (the line
+ * ASICs of two directors, edges cabled to a rotating subset), a port's
+ * LIDs then leave through all of them.  A variant goes on only if it
+ * leaves no more CA LIDs without a route than ours (lost_ours, counted
+ * here first).
  */
 static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 			 struct oo_eval_score *ours,

@@ -1934,11 +1934,14 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 		free_build(b);
 		return 1;	/* the design is the widest trunks */
 	}
-	if ((flags & OO_LFT_DIGITS_APART) &&
-	    (b->digits_moved = keep_digits_apart(b)) <= 0) {
-		i = b->digits_moved < 0;
-		free_build(b);
-		return i ? -1 : 1;	/* no digit moves */
+	if (flags & OO_LFT_DIGITS_APART) {
+		b->digits_moved = keep_digits_apart(b);
+		if (b->digits_moved < 0)
+			goto fail;
+		if (!b->digits_moved) {
+			free_build(b);
+			return 1;	/* no digit moves */
+		}
 	}
 
 	for (i = 0; i < b->tree.num_sw; i++) {

@@ -640,14 +640,14 @@ def assert_routed_above_stock(ours, stock, factor):
         (leaf_base(ours), leaf_base(stock))
 
 
-def assert_variant_stays(log, what_new, what_old):
-    """The stock guard's log at LMC 2: port offsetting's LFTs what_new
-    scored better than those what_old, and went on to beat stock in all
-    19 cells."""
+def assert_variant_stays(log, what_new, what_old, cells=19):
+    """The stock guard's log (19 cells: LMC 2; 8: LMC 0): port
+    offsetting's LFTs what_new scored better than those what_old, and
+    went on to beat stock in all its cells."""
     assert "port offsetting's LFTs %s score better than %s" \
         % (what_new, what_old) in log
     assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 19 cells; they stay" in log
+        "ones in all %d cells; they stay" % cells in log
 
 
 def test_top_switches_updn_left_out_join_the_roots(tmp_path):
@@ -854,10 +854,7 @@ def assert_variant_beats_off(tmp_path, name, what_new, what_old, option,
     stock updn's and above factor x that with OPTION=off."""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, name, lmc=0)
-    assert "port offsetting's LFTs %s score better than %s" \
-        % (what_new, what_old) in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 8 cells; they stay" in log
+    assert_variant_stays(log, what_new, what_old, cells=8)
     assert_routed_above_stock(ours, stock, 1.5)
     _log, off = route_generated(tmp_path, name, variant_args(name), "on", 0,
                                 [option + "=off"])
