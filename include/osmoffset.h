@@ -53,6 +53,9 @@ struct oo_options {
 				   one level-1 switch apart (default on) */
 	int keep_live;		/* and plans that miss few slots keeping
 				   their live slots' digits (default on) */
+	int polish;		/* and single entries of leaves moved where
+				   that lowers a round's busiest link
+				   (default on) */
 };
 
 /*
@@ -76,6 +79,7 @@ struct oo_options {
  *	offsets_apart	= on | off  (default on; the same words)
  *	digits_apart	= on | off  (default on; the same words)
  *	keep_live	= on | off  (default on; the same words)
+ *	polish		= on | off  (default on; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -595,6 +599,61 @@ int oo_eval_worse(const struct oo_eval_score *a,
 
 /* Shuffle order in place, the same way for the same seed everywhere. */
 void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
+
+/*
+ * The polish (osm_offset_polish.c): every round of the given cells held
+ * in memory, the entry of a leaf switch for one host LID moves to another
+ * port whose path to it is as long where that lowers the busiest link of
+ * the rounds of the steering cells it touches (or how many links carry
+ * that load) and lowers no group of cells' efficiency (a group: the mean
+ * of its cells), until a pass moves nothing or work (links loaded)
+ * reaches budget.  Only switches that hold one of the num_hosts hosts and
+ * forward no LID from another switch move, and only toward switches that
+ * are not such leaves: the tables stay free of credit loops if they were.
+ * lft holds the same rows as net->lft, writable.  A flow whose LID leads
+ * nowhere loads no link (counted in lost; its entries do not move).  The
+ * cells that do not steer are held only where all of them fit in
+ * max_entries link loads (one byte each) with the steering ones
+ * (left_out counts them otherwise).  Nothing moves where the steering
+ * cells do not fit (OO_POLISH_TOO_BIG) or a round loads a link with
+ * nearly OO_POLISH_LOAD_BINS LIDs (OO_POLISH_HEAVY).  Returns 0, or -1
+ * (no memory; the tables are as before).
+ */
+#define OO_POLISH_LOAD_BINS 128
+#define OO_POLISH_MAX_HOPS 64
+#define OO_POLISH_DONE 0
+#define OO_POLISH_TOO_BIG 1
+#define OO_POLISH_BUDGET 2
+#define OO_POLISH_HEAVY 3
+
+struct oo_polish_cell {
+	const uint32_t *order;		/* host indices */
+	unsigned n;
+	int traffic;			/* LID offset, or OO_EVAL_SPREAD */
+	unsigned group;			/* cells of one group (the orders of
+					   one sample) count as one: the
+					   mean of their efficiencies */
+	int steer;			/* 0: a move must not lower it, but
+					   does not seek to raise it */
+};
+
+struct oo_polish_result {
+	int status;			/* OO_POLISH_* */
+	unsigned moved;			/* entries moved */
+	unsigned sweeps;
+	unsigned movable;		/* switches whose entries may move */
+	unsigned left_out;		/* cells that do not steer, left out */
+	uint64_t held;			/* link loads held */
+	uint64_t lost;			/* flows whose LID leads nowhere */
+	uint64_t work;
+	double eff_before;		/* the cells' efficiencies summed */
+	double eff_after;
+};
+
+int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
+	      unsigned num_hosts, const struct oo_polish_cell *cells,
+	      unsigned num_cells, uint64_t max_entries, uint64_t budget,
+	      struct oo_polish_result *res);
 
 /*
  * Whether a node description is a SHARP aggregation node's (a CA on a

@@ -78,6 +78,8 @@ enum oo_rule;
 #define OO_LFT_OFFSETS_APART 0x2	/* oo_apart_offset_slot() */
 #define OO_LFT_DIGITS_APART 0x4	/* keep_digits_apart(), oo_free_digit() */
 #define OO_LFT_KEEP_LIVE 0x8	/* takes_live_slot(): few dead, no renumber */
+/* not an LFT stage flag: in oo_guard_stages.variants, the polish */
+#define OO_GUARD_POLISH 0x100	/* oo_polish() */
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 			 unsigned lane_share, unsigned flags);
 
@@ -102,7 +104,9 @@ struct oo_guard_stages {
 	   each flag in variants (lanes by design, live slots kept, digits
 	   apart, then LID offsets apart, each over whatever went on before)
 	   before the comparison with stock, kept where they score better;
-	   with lane_share where ours and their mix lose */
+	   with lane_share where ours and their mix lose.  OO_GUARD_POLISH
+	   in variants: then the polish of whatever went on (oo_polish()),
+	   kept where it scores better */
 	oo_lft_variant ours_with;
 	unsigned variants;
 	oo_lft_builder stock;

@@ -106,6 +106,7 @@ static const char *own_key(const char *key)
 #define SEEN_APART 0x40
 #define SEEN_DIGITS 0x80
 #define SEEN_LIVE 0x100
+#define SEEN_POLISH 0x200
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -252,10 +253,13 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (!strcasecmp(key, "keep_live"))
 		return parse_on_off("keep_live", value, SEEN_LIVE,
 				    &opts->keep_live, seen, err, err_len);
+	if (!strcasecmp(key, "polish"))
+		return parse_on_off("polish", value, SEEN_POLISH,
+				    &opts->polish, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
 		 "reach_all, reach_vls, design_lanes, offsets_apart, "
-		 "digits_apart, keep_live)", token);
+		 "digits_apart, keep_live, polish)", token);
 	return -1;
 }
 
@@ -270,6 +274,7 @@ static void set_defaults(struct oo_options *opts)
 	opts->offsets_apart = 1;
 	opts->digits_apart = 1;
 	opts->keep_live = 1;
+	opts->polish = 1;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

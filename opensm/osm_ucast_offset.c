@@ -146,7 +146,8 @@ static int build_guarded(struct oo_plugin *plugin)
 			     OO_LFT_DESIGN_LANES : 0) |
 		    (plugin->opts.offsets_apart ? OO_LFT_OFFSETS_APART : 0) |
 		    (plugin->opts.digits_apart ? OO_LFT_DIGITS_APART : 0) |
-		    (plugin->opts.keep_live ? OO_LFT_KEEP_LIVE : 0),
+		    (plugin->opts.keep_live ? OO_LFT_KEEP_LIVE : 0) |
+		    (plugin->opts.polish ? OO_GUARD_POLISH : 0),
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,

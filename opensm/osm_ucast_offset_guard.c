@@ -979,55 +979,276 @@ static void log_variant(const struct oo_guard *g,
 }
 
 /*
+ * Whether tables scored in mine beat ours: they score better
+ * (sums_better()), or, where the stock scores are known, they lose no
+ * cell to stock and ours do, or score better and lose no cell to stock
+ * that ours win (the polish sees the leaf order and its jobs only, and
+ * may cost the random orders).
+ */
+static int beats_ours(const struct oo_guard *g,
+		      const struct oo_eval_score *mine,
+		      const struct oo_eval_score *ours,
+		      const struct oo_eval_score *stock,
+		      struct oo_guard_sums *sum_mine,
+		      struct oo_guard_sums *sum_ours)
+{
+	int mine_lose, ours_lose, better;
+
+	sum_scores(g, ours, sum_ours);
+	sum_scores(g, mine, sum_mine);
+	better = sums_better(sum_mine, sum_ours);
+	if (!stock)
+		return better;
+	mine_lose = first_loss(g, mine, stock) >= 0;
+	ours_lose = first_loss(g, ours, stock) >= 0;
+	return mine_lose ? ours_lose && better : ours_lose || better;
+}
+
+/*
+ * The tables in place, scored into scratch, against ours (lft_ours,
+ * prof_ours and the scores in ours), as variant v names them: they
+ * replace ours where they beat them (beats_ours(), stock NULL where the
+ * stock tables are not built yet) and leave no more CA LIDs without a
+ * route (lost_ours); else ours go back in place.  Returns 1 where they
+ * replaced ours, else 0.
+ */
+static int keep_if_better(struct oo_guard *g, const struct oo_guard_stages *st,
+			  const struct oo_variant *v,
+			  struct oo_eval_score *ours,
+			  const struct oo_eval_score *stock,
+			  struct oo_eval_score *scratch)
+{
+	struct oo_guard_sums sum_ours, sum_mine;
+	int lost = 0, better;
+
+	better = beats_ours(g, scratch, ours, stock, &sum_mine, &sum_ours);
+	if (better)
+		lost = lost_ca_lids(g, st);
+	if (better && (lost < 0 || lost > g->lost_ours)) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
+			"offsetting's LFTs %s would score better, but leave "
+			"%d CA LIDs (SHARP nodes among them) without a route "
+			"from some CA after the reach pass, against %d; those "
+			"%s go on\n", v->what_new, lost, g->lost_ours,
+			v->what_old);
+		better = 0;
+	} else {
+		log_variant(g, v, better, &sum_mine, &sum_ours);
+	}
+	if (better) {
+		save_profiles(g, g->prof_ours);
+		copy_lfts(g, g->lft_ours, 1);
+		memcpy(ours, scratch, sizeof(*ours) * g->num_cells);
+		g->lost_ours = lost;
+		return 1;
+	}
+	copy_lfts(g, g->lft_ours, 0);
+	restore_profiles(g, g->prof_ours);
+	return 0;
+}
+
+/*
  * Port offsetting's LFTs again with flags, as variant v names them: they
- * replace ours (lft_ours, prof_ours and the scores in ours) where they
- * score better (sums_better()), scored into scratch.  The tables of
- * ours, or of those that replace them, are in place on return.  Returns
- * 1 where they replaced ours, else 0 (also where flags change nothing).
+ * replace ours where they score better (keep_if_better()), scored into
+ * scratch.  The tables of ours, or of those that replace them, are in
+ * place on return.  Returns 1 where they replaced ours, else 0 (also
+ * where flags change nothing).
  */
 static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
 		       unsigned flags, const struct oo_variant *v,
 		       struct oo_eval_score *ours,
 		       struct oo_eval_score *scratch)
 {
-	struct oo_guard_sums sum_ours, sum_mine;
-	int ret, better;
+	int ret = build_scored(g, st, 0, flags, v->scores, scratch);
 
-	ret = build_scored(g, st, 0, flags, v->scores, scratch);
+	if (!ret)
+		return keep_if_better(g, st, v, ours, NULL, scratch);
 	if (ret < 0)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"LFTs %s could not be built; those %s stay in the "
 			"running\n", v->what_new, v->what_old);
-	if (!ret) {
-		int lost = 0;
+	copy_lfts(g, g->lft_ours, 0);
+	restore_profiles(g, g->prof_ours);
+	return 0;
+}
 
-		sum_scores(g, ours, &sum_ours);
-		sum_scores(g, scratch, &sum_mine);
-		better = sums_better(&sum_mine, &sum_ours);
-		if (better)
-			lost = lost_ca_lids(g, st);
-		if (better && (lost < 0 || lost > g->lost_ours)) {
-			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
-				"guard: port offsetting's LFTs %s would "
-				"score better, but leave %d CA LIDs (SHARP "
-				"nodes among them) without a route from some "
-				"CA after the reach pass, against %d; those "
-				"%s go on\n", v->what_new, lost, g->lost_ours,
-				v->what_old);
-			better = 0;
-		} else {
-			log_variant(g, v, better, &sum_mine, &sum_ours);
+/*
+ * Link loads the polish may hold (a byte each): the rounds of every cell,
+ * the random orders' only where they fit too.  A two-level tree of 648
+ * hosts (1,296 links between switches) needs 5.9 million at LMC 0, 14.2
+ * million at LMC 2; the 1,130-HCA SuperPOD analog at LMC 0 32.7 million
+ * (its random orders too), the HDR director analog 17.5 million (without
+ * them); at LMC 2 neither fits.
+ */
+#define OO_GUARD_POLISH_ENTRIES (32ULL << 20)
+/* Links it may load while it tries moves, about two seconds of CPU. */
+#define OO_GUARD_POLISH_WORK 300000000ULL
+
+/* The port profiles of the tables in place, from those of the tables in
+   was (a copy_lfts() buffer) with theirs in place. */
+static void polish_profiles(const struct oo_guard *g, const uint8_t *was)
+{
+	unsigned s, lid;
+
+	for (s = 0; s < g->num_sw; s++) {
+		osm_switch_t *sw = g->sw[s];
+
+		for (lid = 0; lid < g->lft_len[s]; lid++) {
+			uint8_t a = was[lid], b = sw->new_lft[lid];
+
+			if (a == b)
+				continue;
+			if (a < sw->num_ports && sw->p_prof[a].num_paths)
+				sw->p_prof[a].num_paths--;
+			if (b < sw->num_ports)
+				sw->p_prof[b].num_paths++;
 		}
-		if (better) {
-			save_profiles(g, g->prof_ours);
-			copy_lfts(g, g->lft_ours, 1);
-			memcpy(ours, scratch, sizeof(*ours) * g->num_cells);
-			g->lost_ours = lost;
+		was += g->lft_len[s];
+	}
+}
+
+static void log_polish(const struct oo_guard *g, const char *whose,
+		       const struct oo_polish_result *res, unsigned cells)
+{
+	if (res->status == OO_POLISH_TOO_BIG ||
+	    res->status == OO_POLISH_HEAVY) {
+		OSM_LOG(g->log, OSM_LOG_VERBOSE, "osmoffset: stock guard: no "
+			"polish of %s: %s\n", whose,
+			res->status == OO_POLISH_HEAVY ?
+			"a round loads some link with nearly 128 LIDs" :
+			"the rounds of the leaf order and its jobs would need "
+			"more than 32 million link loads");
+		return;
+	}
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the polish "
+		"of %s moved %u entries of %u leaf switches in %u passes (%.1f "
+		"million link loads held, %" PRIu64 " links loaded%s; %"
+		PRIu64 " flows without a route before the reach pass left "
+		"out%s): the leaf order and its jobs %.4f on average, against "
+		"%.4f\n", whose, res->moved, res->movable, res->sweeps,
+		res->held / 1e6, res->work,
+		res->status == OO_POLISH_BUDGET ? ", its budget" : "",
+		res->lost, res->left_out ? "; the random orders left out, "
+		"they would not fit" : "", res->eff_after / cells,
+		res->eff_before / cells);
+}
+
+/*
+ * The polish (oo_polish()) of the tables in place (a copy of them in
+ * was, their port profiles those in place), as whose in the log: the
+ * leaf order, its jobs and its LID offsets steer it; the mean of the
+ * random orders (a sample, which a polish toward it would only fit) must
+ * not drop.  Returns how many entries moved (their profiles moved with them)
+ * where that raised the efficiency of those cells, else 0 with the tables
+ * of was back in place: moves that only thin out the busiest links of
+ * rounds that stay as slow are no gain worth a change.
+ */
+static unsigned polish_in_place(struct oo_guard *g, const char *whose,
+				const uint8_t *was)
+{
+	struct oo_polish_cell cell[OO_GUARD_MAX_CELLS * OO_GUARD_SEEDS];
+	struct oo_polish_result res;
+	unsigned c, i, n = 0, steer = 0;
+
+	for (c = 0; c < g->num_cells; c++)
+		for (i = 0; i < g->cell[c].num_orders; i++) {
+			cell[n].order = g->cell[c].order[i];
+			cell[n].n = g->cell[c].n;
+			cell[n].traffic = g->cell[c].traffic;
+			cell[n].group = c;
+			cell[n].steer = g->cell[c].num_orders == 1;
+			steer += (unsigned)cell[n].steer;
+			n++;
+		}
+	if (oo_polish(&g->net, g->gn.lft, g->num_hosts, cell, n,
+		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK, &res)) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
+			"memory for the polish of %s\n", whose);
+		return 0;
+	}
+	log_polish(g, whose, &res, steer);
+	if (res.moved && res.eff_after > res.eff_before + OO_EVAL_EPSILON) {
+		polish_profiles(g, was);
+		return res.moved;
+	}
+	if (res.moved)
+		copy_lfts(g, (uint8_t *)was, 0);
+	return 0;
+}
+
+/*
+ * The polish of ours (lft_ours), once the stock tables (scored in stock)
+ * are known: it goes on in their place where it beats them
+ * (keep_if_better()).  Ours, or the polished tables, are in place on
+ * return, lft_ours, prof_ours and ours theirs.
+ */
+static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
+		       struct oo_eval_score *ours,
+		       const struct oo_eval_score *stock,
+		       struct oo_eval_score *scratch)
+{
+	static const struct oo_variant polished = {
+		"offsetting, polished",
+		"with entries of leaves moved where that lowers a round's "
+		"busiest link",
+		"as built",
+	};
+
+	copy_lfts(g, g->lft_ours, 0);
+	restore_profiles(g, g->prof_ours);
+	if (!polish_in_place(g, "port offsetting's LFTs", g->lft_ours))
+		return;
+	score_tables(g, st, scratch);
+	log_scores(g, polished.scores, scratch);
+	keep_if_better(g, st, &polished, ours, stock, scratch);
+}
+
+/*
+ * The stock tables are in place (a copy in was, profiles in prof) and
+ * stay: their polish instead where it scores at least as well as they do
+ * in every cell, better in some (sums_better()), and leaves no more CA
+ * LIDs without a route.  Returns 1 with the polished tables in place,
+ * else 0 with the stock tables back in place.
+ */
+static int try_polish_stock(struct oo_guard *g,
+			    const struct oo_guard_stages *st,
+			    const uint8_t *was, const uint32_t *prof,
+			    const struct oo_eval_score *stock,
+			    struct oo_eval_score *scratch)
+{
+	struct oo_guard_sums sum_stock, sum_mine;
+	int lost_stock = lost_ca_lids(g, st), lost;
+
+	if (!polish_in_place(g, "the stock LFTs", was))
+		return 0;
+	score_tables(g, st, scratch);
+	log_scores(g, "stock, polished", scratch);
+	sum_scores(g, stock, &sum_stock);
+	sum_scores(g, scratch, &sum_mine);
+	if (first_loss(g, scratch, stock) < 0 &&
+	    sums_better(&sum_mine, &sum_stock)) {
+		lost = lost_ca_lids(g, st);
+		if (lost >= 0 && lost_stock >= 0 && lost <= lost_stock) {
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: the stock LFTs with entries of leaves "
+				"moved where that lowers a round's busiest "
+				"link score at least as well as the stock ones "
+				"in all %u cells and better on the whole (base "
+				"LIDs %.4f, all cells %.4f on average, against "
+				"%.4f, %.4f); they stay\n", g->num_cells,
+				sum_mine.base / g->num_base_cells,
+				sum_mine.all / g->num_cells,
+				sum_stock.base / g->num_base_cells,
+				sum_stock.all / g->num_cells);
 			return 1;
 		}
 	}
-	copy_lfts(g, g->lft_ours, 0);
-	restore_profiles(g, g->prof_ours);
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
+		"LFTs polished would not score at least as well in every "
+		"cell, better on the whole, with no more CA LIDs without a "
+		"route; the stock LFTs as built go on\n");
+	copy_lfts(g, (uint8_t *)was, 0);
+	restore_profiles(g, prof);
 	return 0;
 }
 
@@ -1191,6 +1412,8 @@ static int compare_with_stock(struct oo_guard *g,
 			"updn's own, over its own roots\n");
 	}
 	ret = 0;
+	if (st->ours_with && (st->variants & OO_GUARD_POLISH))
+		try_polish(g, st, ours, own, scratch);
 	switch (keep_or_mix(g, st, "port offsetting's LFTs",
 			    "a mix of both would", ours, own, mixed)) {
 	case OO_GUARD_KEEP:
@@ -1205,6 +1428,11 @@ static int compare_with_stock(struct oo_guard *g,
 	/* the stock engine's own tables; its hop tables are in place */
 	copy_lfts(g, own_hops ? g->lft_own : g->lft_stock, 0);
 	restore_profiles(g, own_hops ? g->prof_own : g->prof_stock);
+	if ((st->variants & OO_GUARD_POLISH) &&
+	    try_polish_stock(g, st, own_hops ? g->lft_own : g->lft_stock,
+			     own_hops ? g->prof_own : g->prof_stock, own,
+			     scratch))
+		goto out;
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
 		"LFTs stay, as routing engine's own stage built them%s\n",
 		own_hops ? ", over its own roots" : "");

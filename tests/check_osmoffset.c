@@ -6,6 +6,8 @@
  */
 
 #include <check.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1351,6 +1353,97 @@ START_TEST(eval_finds_the_lids_a_flow_loses)
 }
 END_TEST
 
+/* The polish of ev_net's tables over its leaf order (base LIDs). */
+static struct oo_polish_result ev_polish(struct ev_net *e, uint64_t entries)
+{
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1 };
+	struct oo_polish_result res;
+	uint8_t *rows[EV_SW];
+	unsigned s;
+
+	for (s = 0; s < EV_SW; s++)
+		rows[s] = e->lft[s];
+	ck_assert_int_eq(oo_polish(&e->net, rows, 4, &cell, 1, entries,
+				   1000000, &res), 0);
+	return res;
+}
+
+START_TEST(polish_moves_an_entry_off_the_busiest_link)
+{
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct ev_net e, before;
+	struct oo_polish_result res;
+	unsigned s, lid;
+
+	/* aligned: in round 2 both flows out of each leaf take spine 2 */
+	ev_setup(&e, 0);
+	before = e;
+	res = ev_polish(&e, 1000);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.movable, 2);
+	/* leaf 0 sends host 2 over spine 3, then leaf 1 host 0: round 2
+	   is then contention-free, and nothing else gains */
+	ck_assert_uint_eq(res.moved, 2);
+	ck_assert_uint_eq(e.lft[0][3], 4);
+	ck_assert_uint_eq(e.lft[1][1], 4);
+	for (s = 0; s < EV_SW; s++)
+		for (lid = 0; lid < 8; lid++)
+			if (!((s == 0 && lid == 3) || (s == 1 && lid == 1)))
+				ck_assert_uint_eq(e.lft[s][lid],
+						  before.lft[s][lid]);
+	ck_assert_double_eq_tol(res.eff_before, (1.0 + 0.5 + 1.0) / 3,
+				1e-12);
+	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
+	ck_assert_double_eq_tol(ev_score(&e, leaf_order, 4, 1000).eff, 1.0,
+				1e-12);
+	/* contention-free tables stay as they are */
+	ev_setup(&e, 1);
+	before = e;
+	res = ev_polish(&e, 1000);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(e.lft, before.lft, sizeof(e.lft)), 0);
+}
+END_TEST
+
+START_TEST(polish_leaves_transit_switches_lost_flows_and_big_nets_alone)
+{
+	struct ev_net e, before;
+	struct oo_polish_result res;
+
+	/* spine 2 sends host 0's LID down to leaf 1, which forwards it
+	   up to spine 3: leaf 1 carries transit traffic and keeps its
+	   entries; leaf 0 alone moves, host 2's LID to spine 3 */
+	ev_setup(&e, 0);
+	e.lft[2][1] = 2;
+	e.lft[1][1] = 4;
+	before = e;
+	res = ev_polish(&e, 1000);
+	ck_assert_uint_eq(res.movable, 1);
+	ck_assert_int_eq(memcmp(e.lft[1], before.lft[1], 8), 0);
+	ck_assert_uint_eq(res.moved, 1);
+	ck_assert_uint_eq(e.lft[0][3], 4);
+	/* 3 rounds of 8 links do not fit in 23 loads */
+	ev_setup(&e, 0);
+	before = e;
+	res = ev_polish(&e, 23);
+	ck_assert_int_eq(res.status, OO_POLISH_TOO_BIG);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(e.lft, before.lft, sizeof(e.lft)), 0);
+	/* spine 2 a dead end for host 2's LID: the flows of hosts 0 and 1
+	   to it load nothing and leaf 0's entry for it stays; leaf 1 still
+	   sends host 0 over spine 3 */
+	ev_setup(&e, 0);
+	e.lft[2][3] = 0xff;
+	res = ev_polish(&e, 1000);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.lost, 2);
+	ck_assert_uint_eq(res.moved, 1);
+	ck_assert_uint_eq(e.lft[0][3], 3);
+	ck_assert_uint_eq(e.lft[1][1], 4);
+}
+END_TEST
+
 START_TEST(eval_worse_and_shuffle)
 {
 	struct oo_eval_score a = { 0.9, 1, 3 }, b = { 0.5, 0, 3 };
@@ -2520,10 +2613,65 @@ START_TEST(reach_all_option)
 }
 END_TEST
 
+/* An on/off option of a variant the stock guard tries: its field. */
+struct variant_option {
+	const char *key;
+	size_t field;		/* offsetof(struct oo_options, ...) */
+	const char *bad;	/* a value it refuses */
+};
+
+static const struct variant_option guard_variants[] = {
+	{ "offsets_apart", offsetof(struct oo_options, offsets_apart), "2" },
+	{ "digits_apart", offsetof(struct oo_options, digits_apart), "ranks" },
+	{ "keep_live", offsetof(struct oo_options, keep_live), "renumber" },
+	{ "polish", offsetof(struct oo_options, polish), "twice" },
+};
+
+static int option_field(const struct oo_options *o, size_t field)
+{
+	return *(const int *)((const char *)o + field);
+}
+
+/*
+ * On by default; KEY=off (or no, 0) turns it alone off; a bad value or
+ * the key twice with different values is refused, naming it.
+ */
+static void assert_variant_option(const struct variant_option *v)
+{
+	static const char *const off[] = { "off", "no", "0" };
+	struct oo_options o;
+	char text[64], want[96], err[256];
+	unsigned i, j;
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(option_field(&o, v->field), 1);
+	for (i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text), "%s=%s", v->key, off[i]);
+		ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)),
+				 0);
+		ck_assert_int_eq(option_field(&o, v->field), 0);
+		for (j = 0; j < sizeof(guard_variants) /
+		     sizeof(guard_variants[0]); j++)
+			if (guard_variants[j].field != v->field)
+				ck_assert_int_eq(option_field(&o,
+					guard_variants[j].field), 1);
+	}
+	snprintf(text, sizeof(text), "%s=%s", v->key, v->bad);
+	snprintf(want, sizeof(want), "%s value '%s' is not one of on, off",
+		 v->key, v->bad);
+	parse_bad(text, want);
+	snprintf(text, sizeof(text), "%s=off %s=on", v->key, v->key);
+	snprintf(want, sizeof(want), "%s is given twice, as off and as on",
+		 v->key);
+	parse_bad(text, want);
+}
+
 START_TEST(design_lanes_option)
 {
 	struct oo_options o;
 	char err[256];
+	unsigned i;
 
 	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
 					  sizeof(err)), 0);
@@ -2536,29 +2684,9 @@ START_TEST(design_lanes_option)
 		  "not one of on, off");
 	parse_bad("design_lanes=on design_lanes=no",
 		  "design_lanes is given twice, as on and as off");
-	ck_assert_int_eq(o.offsets_apart, 1);
-	ck_assert_int_eq(oo_options_parse("offsets_apart=no", &o, err,
-					  sizeof(err)), 0);
-	ck_assert_int_eq(o.offsets_apart, 0);
-	ck_assert_int_eq(o.design_lanes, 1);
-	parse_bad("offsets_apart=2", "offsets_apart value '2' is not one of "
-		  "on, off");
-	ck_assert_int_eq(o.digits_apart, 1);
-	ck_assert_int_eq(oo_options_parse("digits_apart=off", &o, err,
-					  sizeof(err)), 0);
-	ck_assert_int_eq(o.digits_apart, 0);
-	ck_assert_int_eq(o.offsets_apart, 1);
-	parse_bad("digits_apart=ranks", "digits_apart value 'ranks' is not "
-		  "one of on, off");
-	parse_bad("digits_apart=off digits_apart=on",
-		  "digits_apart is given twice, as off and as on");
-	ck_assert_int_eq(o.keep_live, 1);
-	ck_assert_int_eq(oo_options_parse("keep_live=0", &o, err,
-					  sizeof(err)), 0);
-	ck_assert_int_eq(o.keep_live, 0);
-	ck_assert_int_eq(o.digits_apart, 1);
-	parse_bad("keep_live=renumber", "keep_live value 'renumber' is not "
-		  "one of on, off");
+	for (i = 0; i < sizeof(guard_variants) / sizeof(guard_variants[0]);
+	     i++)
+		assert_variant_option(&guard_variants[i]);
 }
 END_TEST
 
@@ -2781,6 +2909,9 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, eval_marks_the_switches_a_block_uses);
 	tcase_add_test(ev, eval_marks_base_and_further_offsets_apart);
 	tcase_add_test(ev, eval_worse_and_shuffle);
+	tcase_add_test(ev, polish_moves_an_entry_off_the_busiest_link);
+	tcase_add_test(ev,
+		       polish_leaves_transit_switches_lost_flows_and_big_nets_alone);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
 

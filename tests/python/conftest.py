@@ -271,6 +271,11 @@ class SimCache:
             args += ["--port-offsetting", "on",
                      "--plugin-option", "stock_guard=off",
                      "--plugin-dir", plugin_dir() or "/nonexistent"]
+        elif mode == "nopolish":
+            # the stock guard without its polish
+            args += ["--port-offsetting", "on",
+                     "--plugin-option", "polish=off",
+                     "--plugin-dir", plugin_dir() or "/nonexistent"]
         else:
             args += ["--port-offsetting", mode,
                      "--plugin-dir", plugin_dir() or "/nonexistent"]

@@ -1,0 +1,627 @@
+/*
+ * osmoffset - polish: move single LFT entries of leaf switches to an
+ * equally short path where that lowers the busiest link of some
+ * shift-alltoall round
+ *
+ * Copyright (c) 2026 The osmoffset authors.
+ *
+ * This software is available to you under the terms of the GNU General
+ * Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+ *
+ * Where a tree is degraded, no per-level digit rule keeps every round of a
+ * shift alltoall at one flow per link: a leaf short of a cable sends the
+ * LIDs of its dead slot over a live one, and in some rounds that cable
+ * then carries three flows where the optimum carries two.  The polish
+ * holds every round of the cells it is given (rank order, traffic) in
+ * memory, link loads (a byte each) and a histogram of them, and moves the
+ * entry of one leaf for one LID to another port whose path to that LID
+ * is as short, where that lowers the busiest link of the rounds of the
+ * steering cells it touches (the structured orders), or the number of
+ * links that carry that load, and lowers no group of cells (the mean of
+ * a sample of random orders is one group, which must not drop but does
+ * not steer: polishing toward a sample fits the sample).
+ *
+ * Only switches that hold hosts and forward no traffic from another
+ * switch (no entry of a neighbour leads a LID into them and on out) are
+ * moved, and only toward switches that are not such leaves themselves.
+ * A link out of such a leaf then has no channel before it in the channel
+ * dependency graph, so a route that starts there closes no credit loop,
+ * and the leaves stay without transit traffic: the moves keep tables
+ * that were free of credit loops free of them.  Free of OpenSM types.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "osmoffset.h"
+
+#define BINS OO_POLISH_LOAD_BINS
+#define NONE OO_EVAL_NONE
+/* what one link at the round's busiest load costs, beside 1 / load */
+#define TIE_WEIGHT 1e-7
+
+struct polish {
+	const struct oo_eval_net *net;
+	uint8_t *const *lft;
+	const struct oo_polish_cell *cell;
+	unsigned num_cells;
+	unsigned num_hosts;
+	uint32_t *link;		/* per switch port: compact link, or NONE */
+	unsigned num_links;
+	size_t *first_round;	/* per cell: its first round in max/hist */
+	size_t rounds;
+	uint8_t *load;		/* per round: num_links loads */
+	uint8_t *max;		/* per round: highest bin in use */
+	uint32_t *hist;		/* per round: BINS link counts by load */
+	uint32_t *pos;		/* per cell and host: rank, or NONE */
+	uint32_t *src;		/* per cell: ranks grouped by switch */
+	uint32_t *src_first;	/* per cell: num_sw + 1 starts into src */
+	uint8_t *movable;	/* per switch */
+	unsigned num_groups;
+	unsigned *group_size;	/* per group: its cells */
+	double *group_delta;	/* per group: a move's change, scratch */
+	int overflow;		/* a link got more than a byte holds */
+	uint64_t work;
+	uint64_t budget;
+};
+
+struct path {
+	uint32_t link[OO_POLISH_MAX_HOPS];
+	unsigned len;
+};
+
+static unsigned bin(unsigned load)
+{
+	return load < BINS ? load : BINS - 1;
+}
+
+static uint8_t *round_load(const struct polish *p, size_t r)
+{
+	return p->load + r * p->num_links;
+}
+
+static uint32_t *round_hist(const struct polish *p, size_t r)
+{
+	return p->hist + r * BINS;
+}
+
+/*
+ * The links LID lid crosses from switch s to host h, first port given
+ * (0: s's entry).  0 when it arrives within OO_POLISH_MAX_HOPS, else -1.
+ */
+static int follow(const struct polish *p, uint32_t s, uint8_t first,
+		  unsigned lid, uint32_t h, struct path *path)
+{
+	const struct oo_eval_net *net = p->net;
+	uint8_t port = first;
+
+	path->len = 0;
+	while (path->len < OO_POLISH_MAX_HOPS) {
+		size_t at;
+
+		if (!port) {
+			if (lid >= net->lft_len[s])
+				return -1;
+			port = net->lft[s][lid];
+		}
+		if (!port || port >= net->stride)
+			return -1;
+		if (s == net->host_sw[h] && port == net->host_port[h])
+			return 0;
+		at = (size_t)s * net->stride + port;
+		if (net->next[at] == NONE || p->link[at] == NONE)
+			return -1;
+		path->link[path->len++] = p->link[at];
+		s = net->next[at];
+		port = 0;
+	}
+	return -1;
+}
+
+/* Add w to (sign > 0) or take it from the links of path in round r. */
+static void load_path(struct polish *p, size_t r, const struct path *path,
+		      unsigned w, int sign)
+{
+	uint8_t *load = round_load(p, r);
+	uint32_t *hist = round_hist(p, r);
+	unsigned i;
+
+	for (i = 0; i < path->len; i++) {
+		uint8_t *l = &load[path->link[i]];
+
+		hist[bin(*l)]--;
+		if (sign > 0 && *l + w > UINT8_MAX)
+			p->overflow = 1;
+		*l = (uint8_t)(sign > 0 ? *l + w : *l - w);
+		hist[bin(*l)]++;
+		if (bin(*l) > p->max[r])
+			p->max[r] = (uint8_t)bin(*l);
+	}
+	while (p->max[r] && !hist[p->max[r]])
+		p->max[r]--;
+	p->work += path->len;
+}
+
+/* A round's efficiency, 1 / its busiest link, as oo_eval_shift(). */
+static double round_eff(const struct polish *p, size_t r)
+{
+	unsigned lids = p->net->lids_per_port;
+
+	return p->max[r] > lids ? (double)lids / p->max[r] : 1.0;
+}
+
+/* The same, less a little for each link at that load. */
+static double round_value(const struct polish *p, size_t r)
+{
+	unsigned lids = p->net->lids_per_port;
+
+	if (p->max[r] <= lids)
+		return 1.0;
+	return (double)lids / p->max[r] -
+	    TIE_WEIGHT * round_hist(p, r)[p->max[r]];
+}
+
+/* The weight of one flow's LID in a cell, 0 where the cell sends none. */
+static unsigned cell_weight(const struct polish *p,
+			    const struct oo_polish_cell *c, unsigned offset)
+{
+	if (c->traffic == OO_EVAL_SPREAD)
+		return 1;
+	return (unsigned)c->traffic == offset ? p->net->lids_per_port : 0;
+}
+
+static int index_links(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	size_t at, n = (size_t)net->num_sw * net->stride;
+
+	p->link = malloc(sizeof(*p->link) * (n + 1));
+	if (!p->link)
+		return -1;
+	for (at = 0; at < n; at++)
+		p->link[at] = net->next[at] == NONE ? NONE : p->num_links++;
+	return 0;
+}
+
+/*
+ * Per cell: each host's rank (NONE outside it) and its ranks grouped by
+ * the switch of their host.
+ */
+static int index_ranks(struct polish *p)
+{
+	unsigned num_sw = p->net->num_sw, c, i;
+	size_t total = 0;
+
+	for (c = 0; c < p->num_cells; c++)
+		total += p->cell[c].n;
+	p->pos = malloc(sizeof(uint32_t) * ((size_t)p->num_cells *
+					    p->num_hosts + 1));
+	p->src = malloc(sizeof(uint32_t) * (total + 1));
+	p->src_first = calloc((size_t)p->num_cells * (num_sw + 1) + 1,
+			      sizeof(uint32_t));
+	if (!p->pos || !p->src || !p->src_first)
+		return -1;
+	total = 0;
+	for (c = 0; c < p->num_cells; c++) {
+		const struct oo_polish_cell *cl = &p->cell[c];
+		uint32_t *pos = p->pos + (size_t)c * p->num_hosts;
+		uint32_t *first = p->src_first + (size_t)c * (num_sw + 1);
+		uint32_t *src = p->src + total, s;
+
+		for (i = 0; i < p->num_hosts; i++)
+			pos[i] = NONE;
+		for (i = 0; i < cl->n; i++) {
+			pos[cl->order[i]] = i;
+			first[p->net->host_sw[cl->order[i]] + 1]++;
+		}
+		for (s = 0; s < num_sw; s++)
+			first[s + 1] += first[s];
+		for (i = 0; i < cl->n; i++)
+			src[first[p->net->host_sw[cl->order[i]]]++] = i;
+		for (s = num_sw; s > 0; s--)
+			first[s] = first[s - 1] + (uint32_t)total;
+		first[0] = (uint32_t)total;
+		total += cl->n;
+	}
+	return 0;
+}
+
+/* The rank of a cell's source list entry j: src[] holds ranks. */
+static const uint32_t *cell_sources(const struct polish *p, unsigned c,
+				    uint32_t s, unsigned *count)
+{
+	const uint32_t *first = p->src_first +
+	    (size_t)c * (p->net->num_sw + 1);
+
+	*count = first[s + 1] - first[s];
+	return p->src + first[s];
+}
+
+/*
+ * Load every round of every cell; a flow whose LID leads nowhere within
+ * OO_POLISH_MAX_HOPS (a hole the reach pass may fill later) loads
+ * nothing and is counted.  Returns the flows so lost.
+ */
+static uint64_t load_rounds(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned c, k, i, o, lids = net->lids_per_port;
+	uint64_t lost = 0;
+	struct path path;
+
+	for (c = 0; c < p->num_cells; c++) {
+		const struct oo_polish_cell *cl = &p->cell[c];
+
+		for (k = 1; k < cl->n; k++) {
+			size_t r = p->first_round[c] + k - 1;
+
+			round_hist(p, r)[0] = p->num_links;
+			for (i = 0; i < cl->n; i++) {
+				uint32_t from = cl->order[i];
+				uint32_t to = cl->order[(i + k) % cl->n];
+
+				if (net->host_sw[from] == net->host_sw[to])
+					continue;
+				for (o = 0; o < lids; o++) {
+					unsigned w = cell_weight(p, cl, o);
+
+					if (!w)
+						continue;
+					if (follow(p, net->host_sw[from], 0,
+						   net->host_lid[to] + o, to,
+						   &path)) {
+						lost++;
+						continue;
+					}
+					load_path(p, r, &path, w, 1);
+				}
+			}
+		}
+	}
+	return lost;
+}
+
+/*
+ * Switches whose entries may move: they hold a host and no entry of a
+ * neighbour leads a LID into them that they forward to another switch.
+ */
+static void find_movable(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned h, u, lid;
+
+	for (h = 0; h < p->num_hosts; h++)
+		p->movable[net->host_sw[h]] = 1;
+	for (u = 0; u < net->num_sw; u++)
+		for (lid = 0; lid < net->lft_len[u]; lid++) {
+			uint8_t port = net->lft[u][lid], out;
+			uint32_t t;
+
+			if (!port || port >= net->stride)
+				continue;
+			t = net->next[(size_t)u * net->stride + port];
+			if (t == NONE || !p->movable[t] ||
+			    lid >= net->lft_len[t])
+				continue;
+			out = net->lft[t][lid];
+			if (out && out < net->stride &&
+			    net->next[(size_t)t * net->stride + out] != NONE)
+				p->movable[t] = 0;
+		}
+}
+
+/*
+ * What moving switch s's entry for host h's LID + offset from path old to
+ * path new does to the rounds it touches: applied (sign 1) or taken back
+ * (sign -1).  With gain, adds the change in value of the steering cells
+ * (round_value(), each cell's rounds weighing 1 / rounds).  Returns the
+ * lowest change of one group's efficiency (the mean of its cells').
+ */
+static double shift_flows(struct polish *p, uint32_t s, uint32_t h,
+			  unsigned offset, const struct path *old,
+			  const struct path *new, int sign, double *gain)
+{
+	double worst = 0.0;
+	unsigned c, j, count;
+
+	for (c = 0; c < p->num_cells; c++) {
+		const struct oo_polish_cell *cl = &p->cell[c];
+		uint32_t to = p->pos[(size_t)c * p->num_hosts + h];
+		unsigned w = cell_weight(p, cl, offset);
+		const uint32_t *src;
+
+		if (!w || to == NONE)
+			continue;
+		src = cell_sources(p, c, s, &count);
+		for (j = 0; j < count; j++) {
+			unsigned k = (to + cl->n - src[j]) % cl->n;
+			size_t r = p->first_round[c] + k - 1;
+			double v = round_value(p, r), e = round_eff(p, r);
+
+			load_path(p, r, sign > 0 ? old : new, w, -1);
+			load_path(p, r, sign > 0 ? new : old, w, 1);
+			if (gain && cl->steer)
+				*gain += (round_value(p, r) - v) /
+				    (cl->n - 1);
+			p->group_delta[cl->group] += (round_eff(p, r) - e) /
+			    (cl->n - 1) / p->group_size[cl->group];
+		}
+	}
+	for (c = 0; c < p->num_groups; c++) {
+		if (p->group_delta[c] < worst)
+			worst = p->group_delta[c];
+		p->group_delta[c] = 0.0;
+	}
+	return worst;
+}
+
+/*
+ * Whether the path some flow of a steering cell takes from s to host h's
+ * LID + offset crosses a link at its round's highest load (above one
+ * flow): moving any other can lower no round of those cells.
+ */
+static int is_hot(const struct polish *p, uint32_t s, uint32_t h,
+		  unsigned offset, const struct path *cur)
+{
+	unsigned lids = p->net->lids_per_port, c, j, i, count;
+
+	for (c = 0; c < p->num_cells; c++) {
+		const struct oo_polish_cell *cl = &p->cell[c];
+		uint32_t to = p->pos[(size_t)c * p->num_hosts + h];
+		const uint32_t *src;
+
+		if (!cl->steer || !cell_weight(p, cl, offset) || to == NONE)
+			continue;
+		src = cell_sources(p, c, s, &count);
+		for (j = 0; j < count; j++) {
+			size_t r = p->first_round[c] +
+			    (to + cl->n - src[j]) % cl->n - 1;
+			const uint8_t *load = round_load(p, r);
+
+			if (p->max[r] <= lids)
+				continue;
+			for (i = 0; i < cur->len; i++)
+				if (bin(load[cur->link[i]]) == p->max[r])
+					return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Try each other port of s whose path to host h's LID + offset is as
+ * long and leads to no movable switch; move the entry to the one that
+ * gains most and lowers no group of cells.  Returns 1 if it moved.
+ */
+static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
+			unsigned offset)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h] + offset, port;
+	struct path cur, alt, best;
+	uint8_t best_port = 0;
+	double best_gain = OO_EVAL_EPSILON;
+
+	if (follow(p, s, 0, lid, h, &cur) || !cur.len ||
+	    !is_hot(p, s, h, offset, &cur))
+		return 0;
+	for (port = 1; port < net->stride; port++) {
+		size_t at = (size_t)s * net->stride + port;
+		double gain = 0.0, worst;
+
+		if (port == net->lft[s][lid] || net->next[at] == NONE ||
+		    p->movable[net->next[at]] ||
+		    follow(p, s, (uint8_t)port, lid, h, &alt) ||
+		    alt.len != cur.len)
+			continue;
+		worst = shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
+		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
+		if (worst > -OO_EVAL_EPSILON && gain > best_gain) {
+			best_gain = gain;
+			best_port = (uint8_t)port;
+			best = alt;
+		}
+	}
+	if (!best_port)
+		return 0;
+	shift_flows(p, s, h, offset, &cur, &best, 1, NULL);
+	p->lft[s][lid] = best_port;
+	return 1;
+}
+
+/* One pass over the entries of every movable switch; how many moved. */
+static unsigned sweep(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lids = net->lids_per_port, moved = 0, h, o;
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++) {
+		if (!p->movable[s])
+			continue;
+		for (h = 0; h < p->num_hosts; h++) {
+			if (net->host_sw[h] == s)
+				continue;
+			for (o = 0; o < lids; o++) {
+				if (p->work >= p->budget)
+					return moved;
+				moved += (unsigned)polish_entry(p, s, h, o);
+			}
+		}
+	}
+	return moved;
+}
+
+static void free_polish(struct polish *p)
+{
+	free(p->link);
+	free(p->first_round);
+	free(p->load);
+	free(p->max);
+	free(p->hist);
+	free(p->pos);
+	free(p->src);
+	free(p->src_first);
+	free(p->movable);
+	free(p->group_size);
+	free(p->group_delta);
+	free((void *)p->cell);
+}
+
+/* The rounds of the cells in memory, up to the first n. */
+static size_t count_rounds(const struct oo_polish_cell *cells, unsigned n)
+{
+	size_t rounds = 0;
+	unsigned c;
+
+	for (c = 0; c < n; c++)
+		rounds += cells[c].n > 1 ? cells[c].n - 1 : 0;
+	return rounds;
+}
+
+/*
+ * The cells to hold: the steering ones, then the others where all of
+ * them fit too (res->left_out counts those that did not).  Returns 0,
+ * OO_POLISH_TOO_BIG where the steering ones do not fit, or -1.
+ */
+static int pick_cells(struct polish *p, const struct oo_polish_cell *cells,
+		      unsigned num_cells, uint64_t max_entries,
+		      struct oo_polish_result *res)
+{
+	struct oo_polish_cell *kept;
+	unsigned c, n = 0, pass;
+
+	kept = malloc(sizeof(*kept) * (num_cells + 1));
+	if (!kept)
+		return -1;
+	p->cell = kept;
+	for (pass = 0; pass < 2; pass++) {
+		unsigned first = n;
+
+		for (c = 0; c < num_cells; c++)
+			if ((cells[c].steer == 0) == (pass == 1))
+				kept[n++] = cells[c];
+		if ((uint64_t)count_rounds(kept, n) * p->num_links <=
+		    max_entries)
+			continue;
+		if (!pass)
+			return OO_POLISH_TOO_BIG;
+		res->left_out = n - first;
+		n = first;
+	}
+	p->num_cells = n;
+	return 0;
+}
+
+/* Allocate the rounds of the cells picked. */
+static int alloc_rounds(struct polish *p)
+{
+	unsigned c;
+
+	p->first_round = calloc(p->num_cells + 1, sizeof(size_t));
+	if (!p->first_round)
+		return -1;
+	for (c = 0; c < p->num_cells; c++) {
+		p->first_round[c] = p->rounds;
+		p->rounds += p->cell[c].n > 1 ? p->cell[c].n - 1 : 0;
+	}
+	p->load = calloc(p->rounds * p->num_links + 1, 1);
+	p->max = calloc(p->rounds + 1, 1);
+	p->hist = calloc(p->rounds * BINS + 1, sizeof(uint32_t));
+	p->movable = calloc(p->net->num_sw + 1, 1);
+	for (c = 0; c < p->num_cells; c++)
+		if (p->cell[c].group >= p->num_groups)
+			p->num_groups = p->cell[c].group + 1;
+	p->group_size = calloc(p->num_groups + 1, sizeof(unsigned));
+	p->group_delta = calloc(p->num_groups + 1, sizeof(double));
+	if (!p->load || !p->max || !p->hist || !p->movable ||
+	    !p->group_size || !p->group_delta)
+		return -1;
+	for (c = 0; c < p->num_cells; c++)
+		p->group_size[p->cell[c].group]++;
+	return 0;
+}
+
+/* Whether some round loads a link so far that a trial could overflow. */
+static int too_heavy(const struct polish *p)
+{
+	size_t r;
+
+	if (p->overflow)
+		return 1;
+	for (r = 0; r < p->rounds; r++)
+		if (p->max[r] + p->net->lids_per_port >= BINS - 1)
+			return 1;
+	return 0;
+}
+
+/* The steering cells' efficiencies summed, as the rounds in memory have
+   them. */
+static double sum_eff(const struct polish *p)
+{
+	double sum = 0.0;
+	unsigned c, k;
+
+	for (c = 0; c < p->num_cells; c++) {
+		double e = 0.0;
+
+		if (!p->cell[c].steer)
+			continue;
+		for (k = 1; k < p->cell[c].n; k++)
+			e += round_eff(p, p->first_round[c] + k - 1);
+		sum += p->cell[c].n > 1 ? e / (p->cell[c].n - 1) : 1.0;
+	}
+	return sum;
+}
+
+int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
+	      unsigned num_hosts, const struct oo_polish_cell *cells,
+	      unsigned num_cells, uint64_t max_entries, uint64_t budget,
+	      struct oo_polish_result *res)
+{
+	struct polish p;
+	unsigned moved, s;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	memset(&p, 0, sizeof(p));
+	p.net = net;
+	p.lft = lft;
+	p.num_hosts = num_hosts;
+	p.budget = budget;
+	ret = index_links(&p);
+	if (!ret)
+		ret = pick_cells(&p, cells, num_cells, max_entries, res);
+	if (!ret)
+		ret = alloc_rounds(&p);
+	if (!ret)
+		ret = index_ranks(&p);
+	if (!ret) {
+		res->lost = load_rounds(&p);
+		if (too_heavy(&p))
+			ret = OO_POLISH_HEAVY;
+	}
+	if (ret) {
+		free_polish(&p);
+		if (ret < 0)
+			return -1;
+		res->status = ret;
+		return 0;
+	}
+	res->held = (uint64_t)p.rounds * p.num_links;
+	find_movable(&p);
+	for (s = 0; s < net->num_sw; s++)
+		res->movable += p.movable[s];
+	res->eff_before = sum_eff(&p);
+	do {
+		moved = sweep(&p);
+		res->moved += moved;
+		res->sweeps++;
+	} while (moved && p.work < p.budget);
+	res->eff_after = sum_eff(&p);
+	res->work = p.work;
+	if (p.work >= p.budget)
+		res->status = OO_POLISH_BUDGET;
+	free_polish(&p);
+	return 0;
+}
