@@ -30,7 +30,8 @@ Configurations (names for --configs):
   dfsssp          stock dfsssp
   ours-updn       updn + osmoffset port_offsetting=on
   ours-minhop     minhop + osmoffset port_offsetting=on
-  plain-updn      updn + osmoffset port_offsetting=plain (the 2008 rule)
+  plain-updn      updn + osmoffset port_offsetting=plain (the 2008 rule;
+                  polish=off, which would rework its tables)
 
 Figures (from lft-analyze): base = shift.base.efficiency (every rank sends
 to the base LID of its peer), spread = shift.spread.efficiency (traffic
