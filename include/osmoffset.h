@@ -607,9 +607,10 @@ void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
  * the rounds of the steering cells it touches (or how many links carry
  * that load) and lowers no group of cells' efficiency (a group: the mean
  * of its cells), until a pass moves nothing or work (links loaded)
- * reaches budget.  Only switches that hold one of the num_hosts hosts and
- * forward no LID from another switch move, and only toward switches that
- * are not such leaves: the tables stay free of credit loops if they were.
+ * reaches budget.  Only the entries of switches that hold one of the
+ * num_hosts hosts move, for LIDs no neighbour's entry leads into them, to
+ * ports no traffic from another switch leaves through: the tables stay
+ * free of credit loops if they were.
  * lft holds the same rows as net->lft, writable.  A flow whose LID leads
  * nowhere loads no link (counted in lost; its entries do not move).  The
  * cells that do not steer are held only where all of them fit in
@@ -641,7 +642,8 @@ struct oo_polish_result {
 	int status;			/* OO_POLISH_* */
 	unsigned moved;			/* entries moved */
 	unsigned sweeps;
-	unsigned movable;		/* switches whose entries may move */
+	unsigned movable;		/* switches with hosts, whose entries
+					   may move */
 	unsigned left_out;		/* cells that do not steer, left out */
 	uint64_t held;			/* link loads held */
 	uint64_t lost;			/* flows whose LID leads nowhere */

@@ -21,13 +21,15 @@
  * a sample of random orders is one group, which must not drop but does
  * not steer: polishing toward a sample fits the sample).
  *
- * Only switches that hold hosts and forward no traffic from another
- * switch (no entry of a neighbour leads a LID into them and on out) are
- * moved, and only toward switches that are not such leaves themselves.
- * A link out of such a leaf then has no channel before it in the channel
- * dependency graph, so a route that starts there closes no credit loop,
- * and the leaves stay without transit traffic: the moves keep tables
- * that were free of credit loops free of them.  Free of OpenSM types.
+ * Only the entries of switches that hold hosts move, for LIDs no
+ * neighbour's entry leads into them, and only to ports that no traffic
+ * from another switch leaves through (no entry of a neighbour leads a
+ * LID into the switch that it forwards through that port).  The link out
+ * of such a port has no channel before it in the channel dependency
+ * graph, so a route that starts there closes no credit loop: the moves
+ * keep tables that were free of credit loops free of them.  A move makes
+ * its LID transit traffic at the switch it leads to, which is marked so
+ * for the moves after it.  Free of OpenSM types.
  */
 
 #include <stdlib.h>
@@ -56,7 +58,13 @@ struct polish {
 	uint32_t *pos;		/* per cell and host: rank, or NONE */
 	uint32_t *src;		/* per cell: ranks grouped by switch */
 	uint32_t *src_first;	/* per cell: num_sw + 1 starts into src */
-	uint8_t *movable;	/* per switch */
+	uint8_t *source;	/* per switch: holds a host */
+	uint8_t *busy;		/* per switch port: traffic from another
+				   switch leaves through it */
+	uint8_t *through;	/* per switch and LID, a bit: that LID
+				   comes in from another switch and
+				   leaves toward one */
+	size_t *lid_base;	/* per switch: its first bit in through */
 	unsigned num_groups;
 	unsigned *group_size;	/* per group: its cells */
 	double *group_delta;	/* per group: a move's change, scratch */
@@ -281,32 +289,55 @@ static uint64_t load_rounds(struct polish *p)
 	return lost;
 }
 
+static int is_through(const struct polish *p, uint32_t s, unsigned lid)
+{
+	size_t b = p->lid_base[s] + lid;
+
+	return p->through[b / 8] >> (b % 8) & 1;
+}
+
 /*
- * Switches whose entries may move: they hold a host and no entry of a
- * neighbour leads a LID into them that they forward to another switch.
+ * LID lid comes into switch t from another switch: where t forwards it
+ * to a switch, mark it through t and t's port busy.
  */
-static void find_movable(struct polish *p)
+static void mark_through(struct polish *p, uint32_t t, unsigned lid)
+{
+	const struct oo_eval_net *net = p->net;
+	size_t b = p->lid_base[t] + lid;
+	uint8_t out;
+
+	if (lid >= net->lft_len[t])
+		return;
+	out = net->lft[t][lid];
+	if (!out || out >= net->stride ||
+	    net->next[(size_t)t * net->stride + out] == NONE)
+		return;
+	p->through[b / 8] |= (uint8_t)(1U << (b % 8));
+	p->busy[(size_t)t * net->stride + out] = 1;
+}
+
+/*
+ * The switches that hold a host, and the transit traffic of every
+ * switch: each LID a neighbour's entry leads into it that it forwards to
+ * another switch, and the ports such traffic leaves through.
+ */
+static void find_transit(struct polish *p)
 {
 	const struct oo_eval_net *net = p->net;
 	unsigned h, u, lid;
 
 	for (h = 0; h < p->num_hosts; h++)
-		p->movable[net->host_sw[h]] = 1;
+		p->source[net->host_sw[h]] = 1;
 	for (u = 0; u < net->num_sw; u++)
 		for (lid = 0; lid < net->lft_len[u]; lid++) {
-			uint8_t port = net->lft[u][lid], out;
+			uint8_t port = net->lft[u][lid];
 			uint32_t t;
 
 			if (!port || port >= net->stride)
 				continue;
 			t = net->next[(size_t)u * net->stride + port];
-			if (t == NONE || !p->movable[t] ||
-			    lid >= net->lft_len[t])
-				continue;
-			out = net->lft[t][lid];
-			if (out && out < net->stride &&
-			    net->next[(size_t)t * net->stride + out] != NONE)
-				p->movable[t] = 0;
+			if (t != NONE)
+				mark_through(p, t, lid);
 		}
 }
 
@@ -390,8 +421,11 @@ static int is_hot(const struct polish *p, uint32_t s, uint32_t h,
 
 /*
  * Try each other port of s whose path to host h's LID + offset is as
- * long and leads to no movable switch; move the entry to the one that
- * gains most and lowers no group of cells.  Returns 1 if it moved.
+ * long and that no traffic from another switch leaves through; move the
+ * entry to the one that gains most and lowers no group of cells.  Not
+ * where that LID comes into s from another switch.  The switch the move
+ * leads to then forwards it from s: it is marked through there.
+ * Returns 1 if it moved.
  */
 static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 			unsigned offset)
@@ -402,15 +436,15 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 	uint8_t best_port = 0;
 	double best_gain = OO_EVAL_EPSILON;
 
-	if (follow(p, s, 0, lid, h, &cur) || !cur.len ||
-	    !is_hot(p, s, h, offset, &cur))
+	if (is_through(p, s, lid) || follow(p, s, 0, lid, h, &cur) ||
+	    !cur.len || !is_hot(p, s, h, offset, &cur))
 		return 0;
 	for (port = 1; port < net->stride; port++) {
 		size_t at = (size_t)s * net->stride + port;
 		double gain = 0.0, worst;
 
 		if (port == net->lft[s][lid] || net->next[at] == NONE ||
-		    p->movable[net->next[at]] ||
+		    p->busy[at] ||
 		    follow(p, s, (uint8_t)port, lid, h, &alt) ||
 		    alt.len != cur.len)
 			continue;
@@ -426,10 +460,11 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 		return 0;
 	shift_flows(p, s, h, offset, &cur, &best, 1, NULL);
 	p->lft[s][lid] = best_port;
+	mark_through(p, net->next[(size_t)s * net->stride + best_port], lid);
 	return 1;
 }
 
-/* One pass over the entries of every movable switch; how many moved. */
+/* One pass over the entries of every switch with hosts; how many moved. */
 static unsigned sweep(struct polish *p)
 {
 	const struct oo_eval_net *net = p->net;
@@ -437,7 +472,7 @@ static unsigned sweep(struct polish *p)
 	uint32_t s;
 
 	for (s = 0; s < net->num_sw; s++) {
-		if (!p->movable[s])
+		if (!p->source[s])
 			continue;
 		for (h = 0; h < p->num_hosts; h++) {
 			if (net->host_sw[h] == s)
@@ -462,7 +497,10 @@ static void free_polish(struct polish *p)
 	free(p->pos);
 	free(p->src);
 	free(p->src_first);
-	free(p->movable);
+	free(p->source);
+	free(p->busy);
+	free(p->through);
+	free(p->lid_base);
 	free(p->group_size);
 	free(p->group_delta);
 	free((void *)p->cell);
@@ -528,13 +566,21 @@ static int alloc_rounds(struct polish *p)
 	p->load = calloc(p->rounds * p->num_links + 1, 1);
 	p->max = calloc(p->rounds + 1, 1);
 	p->hist = calloc(p->rounds * BINS + 1, sizeof(uint32_t));
-	p->movable = calloc(p->net->num_sw + 1, 1);
+	p->source = calloc(p->net->num_sw + 1, 1);
+	p->busy = calloc((size_t)p->net->num_sw * p->net->stride + 1, 1);
+	p->lid_base = calloc(p->net->num_sw + 1, sizeof(size_t));
+	if (!p->lid_base)
+		return -1;
+	for (c = 0; c < p->net->num_sw; c++)
+		p->lid_base[c + 1] = p->lid_base[c] + p->net->lft_len[c];
+	p->through = calloc(p->lid_base[p->net->num_sw] / 8 + 1, 1);
 	for (c = 0; c < p->num_cells; c++)
 		if (p->cell[c].group >= p->num_groups)
 			p->num_groups = p->cell[c].group + 1;
 	p->group_size = calloc(p->num_groups + 1, sizeof(unsigned));
 	p->group_delta = calloc(p->num_groups + 1, sizeof(double));
-	if (!p->load || !p->max || !p->hist || !p->movable ||
+	if (!p->load || !p->max || !p->hist || !p->source || !p->busy ||
+	    !p->through ||
 	    !p->group_size || !p->group_delta)
 		return -1;
 	for (c = 0; c < p->num_cells; c++)
@@ -609,9 +655,9 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 		return 0;
 	}
 	res->held = (uint64_t)p.rounds * p.num_links;
-	find_movable(&p);
+	find_transit(&p);
 	for (s = 0; s < net->num_sw; s++)
-		res->movable += p.movable[s];
+		res->movable += p.source[s];
 	res->eff_before = sum_eff(&p);
 	do {
 		moved = sweep(&p);

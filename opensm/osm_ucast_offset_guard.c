@@ -1121,7 +1121,7 @@ static void log_polish(const struct oo_guard *g, const char *whose,
 		return;
 	}
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the polish "
-		"of %s moved %u entries of %u leaf switches in %u passes (%.1f "
+		"of %s moved %u entries of %u switches with hosts in %u passes (%.1f "
 		"million link loads held, %" PRIu64 " links loaded%s; %"
 		PRIu64 " flows without a route before the reach pass left "
 		"out%s): the leaf order and its jobs %.4f on average, against "
