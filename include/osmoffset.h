@@ -602,11 +602,11 @@ void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
 
 /*
  * The polish (osm_offset_polish.c): every round of the given cells held
- * in memory, the entry of a leaf switch for one host LID moves to another
- * port whose path to it is as long where that lowers the busiest link of
- * the rounds of the steering cells it touches (or how many links carry
- * that load) and lowers no group of cells' efficiency (a group: the mean
- * of its cells), until a pass moves nothing or work (links loaded)
+ * in memory, the entry of a switch with hosts for one host LID moves to
+ * another port whose path to it is as long where that lowers the busiest
+ * link of the rounds of the steering cells it touches (or how many links
+ * carry that load) and lowers no group of cells' efficiency (a group: the
+ * mean of its cells), until a pass moves nothing or work (links loaded)
  * reaches budget.  Only the entries of switches that hold one of the
  * num_hosts hosts move, for LIDs no neighbour's entry leads into them, to
  * ports no traffic from another switch leaves through: the tables stay

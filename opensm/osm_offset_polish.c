@@ -1,5 +1,5 @@
 /*
- * osmoffset - polish: move single LFT entries of leaf switches to an
+ * osmoffset - polish: move single LFT entries of switches with hosts to an
  * equally short path where that lowers the busiest link of some
  * shift-alltoall round
  *
