@@ -552,6 +552,29 @@ struct oo_eval_score {
 	unsigned rounds;		/* rounds looked at */
 };
 
+/*
+ * One hop of LID lid at switch s toward host to, leaving by port (0: s's
+ * entry for lid): 1 where that port is to's own, -1 at a missing entry or
+ * a port that leads to no switch, else 0 with the link it crosses in *at
+ * (s * stride + port).  The walk of oo_eval_shift() and of the polish.
+ */
+static inline int oo_eval_hop(const struct oo_eval_net *net, uint32_t s,
+			      uint8_t port, unsigned lid, uint32_t to,
+			      size_t *at)
+{
+	if (!port) {
+		if (lid >= net->lft_len[s])
+			return -1;
+		port = net->lft[s][lid];
+	}
+	if (!port || port >= net->stride)
+		return -1;
+	if (s == net->host_sw[to] && port == net->host_port[to])
+		return 1;
+	*at = (size_t)s * net->stride + port;
+	return net->next[*at] == OO_EVAL_NONE ? -1 : 0;
+}
+
 /* Scratch for a net of entries = num_sw * stride links. */
 int oo_eval_work_init(struct oo_eval_work *wk, size_t entries);
 void oo_eval_work_free(struct oo_eval_work *wk);

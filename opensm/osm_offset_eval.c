@@ -31,18 +31,10 @@ static int walk_lid(const struct oo_eval_net *net, uint32_t s,
 
 	for (hops = 0; hops <= net->num_sw; hops++) {
 		size_t at;
-		uint8_t port;
+		int ret = oo_eval_hop(net, s, 0, lid, to, &at);
 
-		if (lid >= net->lft_len[s])
-			return -1;
-		port = net->lft[s][lid];
-		if (!port || port >= net->stride)
-			return -1;
-		if (s == net->host_sw[to] && port == net->host_port[to])
-			return 0;
-		at = (size_t)s * net->stride + port;
-		if (net->next[at] == OO_EVAL_NONE)
-			return -1;
+		if (ret)
+			return ret > 0 ? 0 : -1;
 		s = net->next[at];
 		if (!wk)
 			continue;

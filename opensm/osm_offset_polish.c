@@ -78,6 +78,12 @@ struct path {
 	unsigned len;
 };
 
+/* The rounds of a shift alltoall among a cell's ranks. */
+static size_t cell_rounds(const struct oo_polish_cell *c)
+{
+	return c->n > 1 ? c->n - 1 : 0;
+}
+
 static unsigned bin(unsigned load)
 {
 	return load < BINS ? load : BINS - 1;
@@ -100,27 +106,17 @@ static uint32_t *round_hist(const struct polish *p, size_t r)
 static int follow(const struct polish *p, uint32_t s, uint8_t first,
 		  unsigned lid, uint32_t h, struct path *path)
 {
-	const struct oo_eval_net *net = p->net;
 	uint8_t port = first;
 
 	path->len = 0;
 	while (path->len < OO_POLISH_MAX_HOPS) {
 		size_t at;
+		int ret = oo_eval_hop(p->net, s, port, lid, h, &at);
 
-		if (!port) {
-			if (lid >= net->lft_len[s])
-				return -1;
-			port = net->lft[s][lid];
-		}
-		if (!port || port >= net->stride)
-			return -1;
-		if (s == net->host_sw[h] && port == net->host_port[h])
-			return 0;
-		at = (size_t)s * net->stride + port;
-		if (net->next[at] == NONE || p->link[at] == NONE)
-			return -1;
+		if (ret)
+			return ret > 0 ? 0 : -1;
 		path->link[path->len++] = p->link[at];
-		s = net->next[at];
+		s = p->net->next[at];
 		port = 0;
 	}
 	return -1;
@@ -234,7 +230,7 @@ static int index_ranks(struct polish *p)
 	return 0;
 }
 
-/* The rank of a cell's source list entry j: src[] holds ranks. */
+/* Cell c's ranks whose hosts hang off switch s, *count of them. */
 static const uint32_t *cell_sources(const struct polish *p, unsigned c,
 				    uint32_t s, unsigned *count)
 {
@@ -319,13 +315,24 @@ static void mark_through(struct polish *p, uint32_t t, unsigned lid)
 /*
  * The switches that hold a host, and the transit traffic of every
  * switch: each LID a neighbour's entry leads into it that it forwards to
- * another switch, and the ports such traffic leaves through.
+ * another switch, and the ports such traffic leaves through.  Returns 0,
+ * or -1 (no memory).
  */
-static void find_transit(struct polish *p)
+static int find_transit(struct polish *p)
 {
 	const struct oo_eval_net *net = p->net;
 	unsigned h, u, lid;
 
+	p->source = calloc(net->num_sw + 1, 1);
+	p->busy = calloc((size_t)net->num_sw * net->stride + 1, 1);
+	p->lid_base = calloc(net->num_sw + 1, sizeof(size_t));
+	if (!p->source || !p->busy || !p->lid_base)
+		return -1;
+	for (u = 0; u < net->num_sw; u++)
+		p->lid_base[u + 1] = p->lid_base[u] + net->lft_len[u];
+	p->through = calloc(p->lid_base[net->num_sw] / 8 + 1, 1);
+	if (!p->through)
+		return -1;
 	for (h = 0; h < p->num_hosts; h++)
 		p->source[net->host_sw[h]] = 1;
 	for (u = 0; u < net->num_sw; u++)
@@ -339,6 +346,7 @@ static void find_transit(struct polish *p)
 			if (t != NONE)
 				mark_through(p, t, lid);
 		}
+	return 0;
 }
 
 /*
@@ -513,7 +521,7 @@ static size_t count_rounds(const struct oo_polish_cell *cells, unsigned n)
 	unsigned c;
 
 	for (c = 0; c < n; c++)
-		rounds += cells[c].n > 1 ? cells[c].n - 1 : 0;
+		rounds += cell_rounds(&cells[c]);
 	return rounds;
 }
 
@@ -561,27 +569,18 @@ static int alloc_rounds(struct polish *p)
 		return -1;
 	for (c = 0; c < p->num_cells; c++) {
 		p->first_round[c] = p->rounds;
-		p->rounds += p->cell[c].n > 1 ? p->cell[c].n - 1 : 0;
+		p->rounds += cell_rounds(&p->cell[c]);
 	}
 	p->load = calloc(p->rounds * p->num_links + 1, 1);
 	p->max = calloc(p->rounds + 1, 1);
 	p->hist = calloc(p->rounds * BINS + 1, sizeof(uint32_t));
-	p->source = calloc(p->net->num_sw + 1, 1);
-	p->busy = calloc((size_t)p->net->num_sw * p->net->stride + 1, 1);
-	p->lid_base = calloc(p->net->num_sw + 1, sizeof(size_t));
-	if (!p->lid_base)
-		return -1;
-	for (c = 0; c < p->net->num_sw; c++)
-		p->lid_base[c + 1] = p->lid_base[c] + p->net->lft_len[c];
-	p->through = calloc(p->lid_base[p->net->num_sw] / 8 + 1, 1);
 	for (c = 0; c < p->num_cells; c++)
 		if (p->cell[c].group >= p->num_groups)
 			p->num_groups = p->cell[c].group + 1;
 	p->group_size = calloc(p->num_groups + 1, sizeof(unsigned));
 	p->group_delta = calloc(p->num_groups + 1, sizeof(double));
-	if (!p->load || !p->max || !p->hist || !p->source || !p->busy ||
-	    !p->through ||
-	    !p->group_size || !p->group_delta)
+	if (!p->load || !p->max || !p->hist || !p->group_size ||
+	    !p->group_delta)
 		return -1;
 	for (c = 0; c < p->num_cells; c++)
 		p->group_size[p->cell[c].group]++;
@@ -609,13 +608,14 @@ static double sum_eff(const struct polish *p)
 	unsigned c, k;
 
 	for (c = 0; c < p->num_cells; c++) {
+		size_t rounds = cell_rounds(&p->cell[c]);
 		double e = 0.0;
 
 		if (!p->cell[c].steer)
 			continue;
-		for (k = 1; k < p->cell[c].n; k++)
-			e += round_eff(p, p->first_round[c] + k - 1);
-		sum += p->cell[c].n > 1 ? e / (p->cell[c].n - 1) : 1.0;
+		for (k = 0; k < rounds; k++)
+			e += round_eff(p, p->first_round[c] + k);
+		sum += rounds ? e / rounds : 1.0;
 	}
 	return sum;
 }
@@ -647,6 +647,8 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 		if (too_heavy(&p))
 			ret = OO_POLISH_HEAVY;
 	}
+	if (!ret)
+		ret = find_transit(&p);
 	if (ret) {
 		free_polish(&p);
 		if (ret < 0)
@@ -655,7 +657,6 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 		return 0;
 	}
 	res->held = (uint64_t)p.rounds * p.num_links;
-	find_transit(&p);
 	for (s = 0; s < net->num_sw; s++)
 		res->movable += p.source[s];
 	res->eff_before = sum_eff(&p);

@@ -1205,9 +1205,9 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
 
 /*
  * The stock tables are in place (a copy in was, profiles in prof) and
- * stay: their polish instead where it scores at least as well as they do
- * in every cell, better in some (sums_better()), and leaves no more CA
- * LIDs without a route.  Returns 1 with the polished tables in place,
+ * stay: their polish instead where it beats them (beats_ours() with the
+ * stock tables as ours: at least as well in every cell, better on the
+ * whole) and leaves no more CA LIDs without a route.  Returns 1 with the polished tables in place,
  * else 0 with the stock tables back in place.
  */
 static int try_polish_stock(struct oo_guard *g,
@@ -1223,10 +1223,7 @@ static int try_polish_stock(struct oo_guard *g,
 		return 0;
 	score_tables(g, st, scratch);
 	log_scores(g, "stock, polished", scratch);
-	sum_scores(g, stock, &sum_stock);
-	sum_scores(g, scratch, &sum_mine);
-	if (first_loss(g, scratch, stock) < 0 &&
-	    sums_better(&sum_mine, &sum_stock)) {
+	if (beats_ours(g, scratch, stock, stock, &sum_mine, &sum_stock)) {
 		lost = lost_ca_lids(g, st);
 		if (lost >= 0 && lost_stock >= 0 && lost <= lost_stock) {
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
