@@ -452,10 +452,10 @@ unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue);
  * roots (rank[s] == 0) that are leaves (leaf[s], see oo_rank_leaves():
  * switches with hosts of their own, no SHARP nodes, that look neither like
  * a spine nor like a core with management HCAs), when a root that is no
- * leaf remains (a spine or core with a management HCA stays).  Dropped roots get OO_UPDN_NO_RANK, and then
- * every switch that is no leaf and is cabled to leaves only (a spine of a
- * two-level tree the detection missed) becomes a root.  Returns how many
- * roots were dropped.
+ * leaf remains (a spine or core with a management HCA stays).  Dropped roots
+ * get OO_UPDN_NO_RANK, and then every switch that is no leaf and is cabled to
+ * leaves only (a spine of a two-level tree the detection missed) becomes a
+ * root.  Returns how many roots were dropped.
  */
 unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
 				 const uint8_t *leaf, unsigned *rank);
@@ -630,10 +630,15 @@ void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
  * link of the rounds of the steering cells it touches (or how many links
  * carry that load) and lowers no group of cells' efficiency (a group: the
  * mean of its cells), until a pass moves nothing or work (links loaded)
- * reaches budget.  Only the entries of switches that hold one of the
- * num_hosts hosts move, for LIDs no neighbour's entry leads into them, to
- * ports no traffic from another switch leaves through: the tables stay
- * free of credit loops if they were.
+ * reaches budget.  Then, on a budget as large again, such entries move
+ * where that evens the route counts (per link, the flows of all ranks to
+ * all ranks' LIDs that cross it: a random rank order loads links in
+ * proportion to them) and changes no round of the steering cells for the
+ * worse (nor adds a link at a round's busiest load) and lowers no group;
+ * a sweep of the first kind follows each pass that moved.  Only the
+ * entries of switches that hold one of the num_hosts hosts move, for LIDs no
+ * neighbour's entry leads into them, to ports no traffic from another switch
+ * leaves through: the tables stay free of credit loops if they were.
  * lft holds the same rows as net->lft, writable.  A flow whose LID leads
  * nowhere loads no link (counted in lost; its entries do not move).  The
  * cells that do not steer are held only where all of them fit in
@@ -664,6 +669,8 @@ struct oo_polish_cell {
 struct oo_polish_result {
 	int status;			/* OO_POLISH_* */
 	unsigned moved;			/* entries moved */
+	unsigned balanced;		/* of them, to even the route
+					   counts */
 	unsigned sweeps;
 	unsigned movable;		/* switches with hosts, whose entries
 					   may move */

@@ -21,6 +21,17 @@
  * a sample of random orders is one group, which must not drop but does
  * not steer: polishing toward a sample fits the sample).
  *
+ * A random rank order loads a link in proportion to its route count (the
+ * flows of all ranks to all other ranks' LIDs that cross it), and port
+ * offsetting's digits, which balance the spines, leave the cables
+ * uneven where some are doubled and others missing: one edge of a
+ * three-level analog sends 30 LIDs over each single cable to a spine and
+ * 15 over each of a doubled pair.  Once no sweep moves, a second phase
+ * moves entries where that evens the route counts (the sum of their
+ * squares drops) and changes no round of the steering cells for the
+ * worse, and lowers no group; such moves often open new ones of the
+ * first kind, so a sweep follows each pass that moved.
+ *
  * Only the entries of switches that hold hosts move, for LIDs no
  * neighbour's entry leads into them, and only to ports that no traffic
  * from another switch leaves through (no entry of a neighbour leads a
@@ -67,6 +78,11 @@ struct polish {
 	size_t *lid_base;	/* per switch: its first bit in through */
 	unsigned num_groups;
 	unsigned *group_size;	/* per group: its cells */
+	uint32_t *count;	/* per LID offset and link: the routes of
+				   every rank to every rank's LID */
+	uint32_t *weight;	/* per switch: its ranks */
+	uint8_t *is_rank;	/* per host: a rank of some cell */
+	int counting;		/* the counts are current */
 	double *group_delta;	/* per group: a move's change, scratch */
 	int overflow;		/* a link got more than a byte holds */
 	uint64_t work;
@@ -428,6 +444,106 @@ static int is_hot(const struct polish *p, uint32_t s, uint32_t h,
 }
 
 /*
+ * Memory for the route counts, and each switch's ranks (the most any
+ * cell has there: the whole order's) and the hosts that are ranks.
+ */
+static int alloc_counts(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned c, i;
+	uint32_t s;
+
+	p->count = calloc((size_t)net->lids_per_port * p->num_links + 1,
+			  sizeof(uint32_t));
+	p->weight = calloc(net->num_sw + 1, sizeof(uint32_t));
+	p->is_rank = calloc(p->num_hosts + 1, 1);
+	if (!p->count || !p->weight || !p->is_rank)
+		return -1;
+	for (c = 0; c < p->num_cells; c++) {
+		const struct oo_polish_cell *cl = &p->cell[c];
+
+		for (s = 0; s < net->num_sw; s++) {
+			cell_sources(p, c, s, &i);
+			if (i > p->weight[s])
+				p->weight[s] = i;
+		}
+		for (i = 0; i < cl->n; i++)
+			p->is_rank[cl->order[i]] = 1;
+	}
+	return 0;
+}
+
+/*
+ * The route counts: per LID offset and link, how many flows of every rank
+ * to every other rank's LID + offset cross it (a switch's flows weigh its
+ * ranks).  A random rank order loads links in proportion to these, so the
+ * more even they are, the lower its rounds' busiest links.  From here on
+ * every move keeps them current.
+ */
+static void count_routes(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lids = net->lids_per_port, i, h, o;
+	struct path path;
+	uint32_t s;
+
+	p->counting = 1;
+	for (s = 0; s < net->num_sw; s++) {
+		if (!p->weight[s])
+			continue;
+		for (h = 0; h < p->num_hosts; h++) {
+			if (!p->is_rank[h] || net->host_sw[h] == s)
+				continue;
+			for (o = 0; o < lids; o++) {
+				if (follow(p, s, 0, net->host_lid[h] + o, h,
+					   &path))
+					continue;
+				for (i = 0; i < path.len; i++)
+					p->count[(size_t)o * p->num_links +
+						 path.link[i]] += p->weight[s];
+				p->work += path.len;
+			}
+		}
+	}
+}
+
+/* Add (sign > 0) or take w routes of LID offset o on the links of path. */
+static void count_path(struct polish *p, unsigned o, const struct path *path,
+		       uint32_t w, int sign)
+{
+	uint32_t *count = p->count + (size_t)o * p->num_links;
+	unsigned i;
+
+	for (i = 0; i < path->len; i++)
+		count[path->link[i]] = sign > 0 ? count[path->link[i]] + w :
+		    count[path->link[i]] - w;
+	p->work += path->len;
+}
+
+/*
+ * What w more routes of LID offset o on the links of path would add to
+ * the squares of the base LIDs' counts and of all offsets' counts.
+ */
+static double count_cost(const struct polish *p, unsigned o,
+			 const struct path *path, uint32_t w)
+{
+	unsigned lids = p->net->lids_per_port, i, k;
+	double cost = 0.0;
+
+	for (i = 0; i < path->len; i++) {
+		uint32_t l = path->link[i];
+		double all = 0.0;
+
+		for (k = 0; k < lids; k++)
+			all += p->count[(size_t)k * p->num_links + l];
+		cost += w * (2.0 * all + w);
+		if (!o)
+			cost += w * (2.0 * p->count[l] + w);
+	}
+	return cost;
+}
+
+/*
  * Try each other port of s whose path to host h's LID + offset is as
  * long and that no traffic from another switch leaves through; move the
  * entry to the one that gains most and lowers no group of cells.  Not
@@ -467,6 +583,10 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 	if (!best_port)
 		return 0;
 	shift_flows(p, s, h, offset, &cur, &best, 1, NULL);
+	if (p->counting && p->is_rank[h]) {
+		count_path(p, offset, &cur, p->weight[s], -1);
+		count_path(p, offset, &best, p->weight[s], 1);
+	}
 	p->lft[s][lid] = best_port;
 	mark_through(p, net->next[(size_t)s * net->stride + best_port], lid);
 	return 1;
@@ -495,6 +615,87 @@ static unsigned sweep(struct polish *p)
 	return moved;
 }
 
+/*
+ * Move switch s's entry for host h's LID + offset to the port of an
+ * equally short path that evens the route counts most, where that lowers
+ * no round of the steering cells (nor their ties) and no group.
+ */
+static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
+			 unsigned offset)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h] + offset, port, n = 0, i;
+	uint32_t w = p->weight[s];
+	struct path cur, alt;
+	double here, cost[256];
+	uint8_t cand[256];
+
+	if (is_through(p, s, lid) || follow(p, s, 0, lid, h, &cur) ||
+	    !cur.len)
+		return 0;
+	count_path(p, offset, &cur, w, -1);
+	here = count_cost(p, offset, &cur, w);
+	for (port = 1; port < net->stride && port < 256; port++) {
+		size_t at = (size_t)s * net->stride + port;
+		double c;
+
+		if (port == net->lft[s][lid] || net->next[at] == NONE ||
+		    p->busy[at] ||
+		    follow(p, s, (uint8_t)port, lid, h, &alt) ||
+		    alt.len != cur.len)
+			continue;
+		c = count_cost(p, offset, &alt, w) - here;
+		if (c > -0.5)
+			continue;
+		for (i = n++; i > 0 && cost[i - 1] > c; i--) {
+			cost[i] = cost[i - 1];
+			cand[i] = cand[i - 1];
+		}
+		cost[i] = c;
+		cand[i] = (uint8_t)port;
+	}
+	for (i = 0; i < n; i++) {
+		double gain = 0.0, worst;
+
+		follow(p, s, cand[i], lid, h, &alt);
+		worst = shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
+		if (worst > -OO_EVAL_EPSILON && gain > -1e-12)
+			break;
+		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
+	}
+	if (i == n) {
+		count_path(p, offset, &cur, w, 1);
+		return 0;
+	}
+	count_path(p, offset, &alt, w, 1);
+	p->lft[s][lid] = cand[i];
+	mark_through(p, net->next[(size_t)s * net->stride + cand[i]], lid);
+	return 1;
+}
+
+/* One pass of balance_entry() over every switch with ranks. */
+static unsigned balance_sweep(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lids = net->lids_per_port, moved = 0, h, o;
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++) {
+		if (!p->source[s] || !p->weight[s])
+			continue;
+		for (h = 0; h < p->num_hosts; h++) {
+			if (!p->is_rank[h] || net->host_sw[h] == s)
+				continue;
+			for (o = 0; o < lids; o++) {
+				if (p->work >= p->budget)
+					return moved;
+				moved += (unsigned)balance_entry(p, s, h, o);
+			}
+		}
+	}
+	return moved;
+}
+
 static void free_polish(struct polish *p)
 {
 	free(p->link);
@@ -511,6 +712,9 @@ static void free_polish(struct polish *p)
 	free(p->lid_base);
 	free(p->group_size);
 	free(p->group_delta);
+	free(p->count);
+	free(p->weight);
+	free(p->is_rank);
 	free((void *)p->cell);
 }
 
@@ -620,13 +824,53 @@ static double sum_eff(const struct polish *p)
 	return sum;
 }
 
+/* Sweep after sweep until one moves nothing or the budget is spent. */
+static void steer(struct polish *p, struct oo_polish_result *res)
+{
+	unsigned moved;
+
+	do {
+		moved = sweep(p);
+		res->moved += moved;
+		res->sweeps++;
+	} while (moved && p->work < p->budget);
+	if (p->work >= p->budget)
+		res->status = OO_POLISH_BUDGET;
+}
+
+/*
+ * Then the route counts, on a budget of their own: a pass of
+ * balance_entry() over every entry, and a sweep after each that moved
+ * (the moves may open new ones), until a pass moves nothing.
+ */
+static void balance(struct polish *p, uint64_t budget,
+		    struct oo_polish_result *res)
+{
+	unsigned moved;
+
+	p->budget = p->work + budget;
+	while (p->work < p->budget) {
+		moved = balance_sweep(p);
+		res->balanced += moved;
+		res->moved += moved;
+		res->sweeps++;
+		if (!moved)
+			return;
+		if (p->work < p->budget) {
+			res->moved += sweep(p);
+			res->sweeps++;
+		}
+	}
+	res->status = OO_POLISH_BUDGET;
+}
+
 int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	      unsigned num_hosts, const struct oo_polish_cell *cells,
 	      unsigned num_cells, uint64_t max_entries, uint64_t budget,
 	      struct oo_polish_result *res)
 {
 	struct polish p;
-	unsigned moved, s;
+	unsigned s;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -649,6 +893,8 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	}
 	if (!ret)
 		ret = find_transit(&p);
+	if (!ret)
+		ret = alloc_counts(&p);
 	if (ret) {
 		free_polish(&p);
 		if (ret < 0)
@@ -660,15 +906,11 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	for (s = 0; s < net->num_sw; s++)
 		res->movable += p.source[s];
 	res->eff_before = sum_eff(&p);
-	do {
-		moved = sweep(&p);
-		res->moved += moved;
-		res->sweeps++;
-	} while (moved && p.work < p.budget);
+	steer(&p, res);
+	count_routes(&p);
+	balance(&p, budget, res);
 	res->eff_after = sum_eff(&p);
 	res->work = p.work;
-	if (p.work >= p.budget)
-		res->status = OO_POLISH_BUDGET;
 	free_polish(&p);
 	return 0;
 }

@@ -1445,6 +1445,56 @@ START_TEST(polish_leaves_transit_switches_lost_flows_and_big_nets_alone)
 }
 END_TEST
 
+/*
+ * The route counts even out where no round of the steering cells
+ * loses: a job on hosts 0 and 2 steers (contention-free either way), the
+ * whole leaf order is held.  Both leaves send both remote LIDs over
+ * spine 2; each moves one of them to spine 3.
+ */
+START_TEST(polish_evens_route_counts_where_no_round_loses)
+{
+	static const uint32_t job[] = { 0, 2 }, all[] = { 0, 1, 2, 3 };
+	struct oo_polish_cell cell[2] = {
+		{ job, 2, 0, 0, 1 }, { all, 4, 0, 1, 0 },
+	};
+	struct ev_net e, before;
+	struct oo_polish_result res;
+	uint8_t *rows[EV_SW];
+	unsigned s, lid;
+
+	ev_setup(&e, 0);
+	before = e;
+	for (s = 0; s < EV_SW; s++)
+		rows[s] = e.lft[s];
+	ck_assert_int_eq(oo_polish(&e.net, rows, 4, cell, 2, 1000, 1000000,
+				   &res), 0);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.moved, 2);
+	ck_assert_uint_eq(res.balanced, 2);
+	ck_assert_uint_eq(e.lft[0][3], 4);
+	ck_assert_uint_eq(e.lft[1][1], 4);
+	for (s = 0; s < EV_SW; s++)
+		for (lid = 0; lid < 8; lid++)
+			if (!((s == 0 && lid == 3) || (s == 1 && lid == 1)))
+				ck_assert_uint_eq(e.lft[s][lid],
+						  before.lft[s][lid]);
+	ck_assert_double_eq_tol(res.eff_before, 1.0, 1e-12);
+	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
+	/* the whole leaf order gains: its second round is contention-free */
+	ck_assert_double_eq_tol(ev_score(&e, all, 4, 1000).eff, 1.0, 1e-12);
+	/* counts already even: nothing moves */
+	ev_setup(&e, 1);
+	before = e;
+	for (s = 0; s < EV_SW; s++)
+		rows[s] = e.lft[s];
+	ck_assert_int_eq(oo_polish(&e.net, rows, 4, cell, 2, 1000, 1000000,
+				   &res), 0);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_uint_eq(res.balanced, 0);
+	ck_assert_int_eq(memcmp(e.lft, before.lft, sizeof(e.lft)), 0);
+}
+END_TEST
+
 START_TEST(eval_worse_and_shuffle)
 {
 	struct oo_eval_score a = { 0.9, 1, 3 }, b = { 0.5, 0, 3 };
@@ -1785,12 +1835,12 @@ END_TEST
 START_TEST(rank_windowed_spines_share_a_short_design)
 {
 	/*
-	 * windowed_pods(), all cables there except that the middle spines of pods 0 and 1 lack their
-	 * second cable to core 14 (port 5).  Most middle spines lack it, so
-	 * their design is 3 slots (core 13, core 14, core 13 again), short
-	 * of the level's 4: it stays the peers' design rather than each
-	 * spine numbering its own links, and pod 2's second cable to core
-	 * 14, which most of its peers lack, takes no slot.
+	 * windowed_pods(), all cables there except that the middle spines of
+	 * pods 0 and 1 lack their second cable to core 14 (port 5).  Most
+	 * middle spines lack it, so their design is 3 slots (core 13, core 14,
+	 * core 13 again), short of the level's 4: it stays the peers' design
+	 * rather than each spine numbering its own links, and pod 2's second
+	 * cable to core 14, which most of its peers lack, takes no slot.
 	 */
 	unsigned p;
 	struct rg r;
@@ -2913,6 +2963,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, polish_moves_an_entry_off_the_busiest_link);
 	tcase_add_test(ev,
 		       polish_leaves_transit_switches_lost_flows_and_big_nets_alone);
+	tcase_add_test(ev, polish_evens_route_counts_where_no_round_loses);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
 
