@@ -544,12 +544,48 @@ static double count_cost(const struct polish *p, unsigned o,
 }
 
 /*
- * Try each other port of s whose path to host h's LID + offset is as
- * long and that no traffic from another switch leaves through; move the
- * entry to the one that gains most and lowers no group of cells.  Not
- * where that LID comes into s from another switch.  The switch the move
- * leads to then forwards it from s: it is marked through there.
- * Returns 1 if it moved.
+ * Whether port of s is another way to host h's LID: not s's entry, no
+ * traffic from another switch leaves through it, and its path there
+ * (into alt) arrives as short as cur.
+ */
+static int other_path(const struct polish *p, uint32_t s, unsigned port,
+		      unsigned lid, uint32_t h, const struct path *cur,
+		      struct path *alt)
+{
+	const struct oo_eval_net *net = p->net;
+	size_t at = (size_t)s * net->stride + port;
+
+	return port != net->lft[s][lid] && net->next[at] != NONE &&
+	    !p->busy[at] && !follow(p, s, (uint8_t)port, lid, h, alt) &&
+	    alt->len == cur->len;
+}
+
+/*
+ * Move switch s's entry for host h's LID + offset from path cur to port,
+ * whose path is new: the rounds and the route counts follow, and the
+ * switch the move leads to is marked as forwarding that LID from s.
+ */
+static void move_entry(struct polish *p, uint32_t s, uint32_t h,
+		       unsigned offset, const struct path *cur,
+		       const struct path *new, uint8_t port)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h] + offset;
+
+	shift_flows(p, s, h, offset, cur, new, 1, NULL);
+	if (p->counting && p->is_rank[h]) {
+		count_path(p, offset, cur, p->weight[s], -1);
+		count_path(p, offset, new, p->weight[s], 1);
+	}
+	p->lft[s][lid] = port;
+	mark_through(p, net->next[(size_t)s * net->stride + port], lid);
+}
+
+/*
+ * Try each other port of s (other_path()); move the entry for host h's
+ * LID + offset to the one that gains most and lowers no group of cells.
+ * Not where that LID comes into s from another switch.  Returns 1 if it
+ * moved.
  */
 static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 			unsigned offset)
@@ -564,13 +600,9 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 	    !cur.len || !is_hot(p, s, h, offset, &cur))
 		return 0;
 	for (port = 1; port < net->stride; port++) {
-		size_t at = (size_t)s * net->stride + port;
 		double gain = 0.0, worst;
 
-		if (port == net->lft[s][lid] || net->next[at] == NONE ||
-		    p->busy[at] ||
-		    follow(p, s, (uint8_t)port, lid, h, &alt) ||
-		    alt.len != cur.len)
+		if (!other_path(p, s, port, lid, h, &cur, &alt))
 			continue;
 		worst = shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
@@ -582,18 +614,18 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 	}
 	if (!best_port)
 		return 0;
-	shift_flows(p, s, h, offset, &cur, &best, 1, NULL);
-	if (p->counting && p->is_rank[h]) {
-		count_path(p, offset, &cur, p->weight[s], -1);
-		count_path(p, offset, &best, p->weight[s], 1);
-	}
-	p->lft[s][lid] = best_port;
-	mark_through(p, net->next[(size_t)s * net->stride + best_port], lid);
+	move_entry(p, s, h, offset, &cur, &best, best_port);
 	return 1;
 }
 
-/* One pass over the entries of every switch with hosts; how many moved. */
-static unsigned sweep(struct polish *p)
+typedef int (*try_entry_fn)(struct polish *p, uint32_t s, uint32_t h,
+			    unsigned offset);
+
+/*
+ * One pass of try_entry over the entries of every switch with hosts for
+ * every other host's LIDs; how many moved.
+ */
+static unsigned sweep(struct polish *p, try_entry_fn try_entry)
 {
 	const struct oo_eval_net *net = p->net;
 	unsigned lids = net->lids_per_port, moved = 0, h, o;
@@ -608,7 +640,7 @@ static unsigned sweep(struct polish *p)
 			for (o = 0; o < lids; o++) {
 				if (p->work >= p->budget)
 					return moved;
-				moved += (unsigned)polish_entry(p, s, h, o);
+				moved += (unsigned)try_entry(p, s, h, o);
 			}
 		}
 	}
@@ -617,8 +649,10 @@ static unsigned sweep(struct polish *p)
 
 /*
  * Move switch s's entry for host h's LID + offset to the port of an
- * equally short path that evens the route counts most, where that lowers
- * no round of the steering cells (nor their ties) and no group.
+ * equally short path (other_path()) that evens the route counts most,
+ * where that lowers no round of the steering cells (nor their ties) and
+ * no group.  Only the entries of switches with ranks for ranks' LIDs,
+ * which the counts hold.  Returns 1 if it moved.
  */
 static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 			 unsigned offset)
@@ -630,19 +664,15 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 	double here, cost[256];
 	uint8_t cand[256];
 
-	if (is_through(p, s, lid) || follow(p, s, 0, lid, h, &cur) ||
-	    !cur.len)
+	if (!w || !p->is_rank[h] || is_through(p, s, lid) ||
+	    follow(p, s, 0, lid, h, &cur) || !cur.len)
 		return 0;
 	count_path(p, offset, &cur, w, -1);
 	here = count_cost(p, offset, &cur, w);
 	for (port = 1; port < net->stride && port < 256; port++) {
-		size_t at = (size_t)s * net->stride + port;
 		double c;
 
-		if (port == net->lft[s][lid] || net->next[at] == NONE ||
-		    p->busy[at] ||
-		    follow(p, s, (uint8_t)port, lid, h, &alt) ||
-		    alt.len != cur.len)
+		if (!other_path(p, s, port, lid, h, &cur, &alt))
 			continue;
 		c = count_cost(p, offset, &alt, w) - here;
 		if (c > -0.5)
@@ -654,47 +684,21 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 		cost[i] = c;
 		cand[i] = (uint8_t)port;
 	}
+	count_path(p, offset, &cur, w, 1);
 	for (i = 0; i < n; i++) {
 		double gain = 0.0, worst;
 
 		follow(p, s, cand[i], lid, h, &alt);
 		worst = shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
-		if (worst > -OO_EVAL_EPSILON && gain > -1e-12)
-			break;
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
-	}
-	if (i == n) {
-		count_path(p, offset, &cur, w, 1);
-		return 0;
-	}
-	count_path(p, offset, &alt, w, 1);
-	p->lft[s][lid] = cand[i];
-	mark_through(p, net->next[(size_t)s * net->stride + cand[i]], lid);
-	return 1;
-}
-
-/* One pass of balance_entry() over every switch with ranks. */
-static unsigned balance_sweep(struct polish *p)
-{
-	const struct oo_eval_net *net = p->net;
-	unsigned lids = net->lids_per_port, moved = 0, h, o;
-	uint32_t s;
-
-	for (s = 0; s < net->num_sw; s++) {
-		if (!p->source[s] || !p->weight[s])
-			continue;
-		for (h = 0; h < p->num_hosts; h++) {
-			if (!p->is_rank[h] || net->host_sw[h] == s)
-				continue;
-			for (o = 0; o < lids; o++) {
-				if (p->work >= p->budget)
-					return moved;
-				moved += (unsigned)balance_entry(p, s, h, o);
-			}
+		if (worst > -OO_EVAL_EPSILON && gain > -1e-12) {
+			move_entry(p, s, h, offset, &cur, &alt, cand[i]);
+			return 1;
 		}
 	}
-	return moved;
+	return 0;
 }
+
 
 static void free_polish(struct polish *p)
 {
@@ -830,7 +834,7 @@ static void steer(struct polish *p, struct oo_polish_result *res)
 	unsigned moved;
 
 	do {
-		moved = sweep(p);
+		moved = sweep(p, polish_entry);
 		res->moved += moved;
 		res->sweeps++;
 	} while (moved && p->work < p->budget);
@@ -850,14 +854,14 @@ static void balance(struct polish *p, uint64_t budget,
 
 	p->budget = p->work + budget;
 	while (p->work < p->budget) {
-		moved = balance_sweep(p);
+		moved = sweep(p, balance_entry);
 		res->balanced += moved;
 		res->moved += moved;
 		res->sweeps++;
 		if (!moved)
 			return;
 		if (p->work < p->budget) {
-			res->moved += sweep(p);
+			res->moved += sweep(p, polish_entry);
 			res->sweeps++;
 		}
 	}

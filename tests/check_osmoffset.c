@@ -1353,20 +1353,47 @@ START_TEST(eval_finds_the_lids_a_flow_loses)
 }
 END_TEST
 
-/* The polish of ev_net's tables over its leaf order (base LIDs). */
-static struct oo_polish_result ev_polish(struct ev_net *e, uint64_t entries)
+/* The polish of ev_net's tables over cells. */
+static struct oo_polish_result ev_polish_cells(struct ev_net *e,
+					       const struct oo_polish_cell *cell,
+					       unsigned n, uint64_t entries)
 {
-	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
-	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1 };
 	struct oo_polish_result res;
 	uint8_t *rows[EV_SW];
 	unsigned s;
 
 	for (s = 0; s < EV_SW; s++)
 		rows[s] = e->lft[s];
-	ck_assert_int_eq(oo_polish(&e->net, rows, 4, &cell, 1, entries,
+	ck_assert_int_eq(oo_polish(&e->net, rows, 4, cell, n, entries,
 				   1000000, &res), 0);
 	return res;
+}
+
+/* The polish of ev_net's tables over its leaf order (base LIDs). */
+static struct oo_polish_result ev_polish(struct ev_net *e, uint64_t entries)
+{
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1 };
+
+	return ev_polish_cells(e, &cell, 1, entries);
+}
+
+/*
+ * Of ev_net's tables, only leaf 0's entry for host 2 (LID 3) and leaf 1's
+ * for host 0 (LID 1) differ from before: both now lead to spine 3.
+ */
+static void assert_moved_to_spine_3(const struct ev_net *e,
+				    const struct ev_net *before)
+{
+	unsigned s, lid;
+
+	ck_assert_uint_eq(e->lft[0][3], 4);
+	ck_assert_uint_eq(e->lft[1][1], 4);
+	for (s = 0; s < EV_SW; s++)
+		for (lid = 0; lid < 8; lid++)
+			if (!((s == 0 && lid == 3) || (s == 1 && lid == 1)))
+				ck_assert_uint_eq(e->lft[s][lid],
+						  before->lft[s][lid]);
 }
 
 START_TEST(polish_moves_an_entry_off_the_busiest_link)
@@ -1374,7 +1401,6 @@ START_TEST(polish_moves_an_entry_off_the_busiest_link)
 	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
 	struct ev_net e, before;
 	struct oo_polish_result res;
-	unsigned s, lid;
 
 	/* aligned: in round 2 both flows out of each leaf take spine 2 */
 	ev_setup(&e, 0);
@@ -1385,13 +1411,7 @@ START_TEST(polish_moves_an_entry_off_the_busiest_link)
 	/* leaf 0 sends host 2 over spine 3, then leaf 1 host 0: round 2
 	   is then contention-free, and nothing else gains */
 	ck_assert_uint_eq(res.moved, 2);
-	ck_assert_uint_eq(e.lft[0][3], 4);
-	ck_assert_uint_eq(e.lft[1][1], 4);
-	for (s = 0; s < EV_SW; s++)
-		for (lid = 0; lid < 8; lid++)
-			if (!((s == 0 && lid == 3) || (s == 1 && lid == 1)))
-				ck_assert_uint_eq(e.lft[s][lid],
-						  before.lft[s][lid]);
+	assert_moved_to_spine_3(&e, &before);
 	ck_assert_double_eq_tol(res.eff_before, (1.0 + 0.5 + 1.0) / 3,
 				1e-12);
 	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
@@ -1459,25 +1479,14 @@ START_TEST(polish_evens_route_counts_where_no_round_loses)
 	};
 	struct ev_net e, before;
 	struct oo_polish_result res;
-	uint8_t *rows[EV_SW];
-	unsigned s, lid;
 
 	ev_setup(&e, 0);
 	before = e;
-	for (s = 0; s < EV_SW; s++)
-		rows[s] = e.lft[s];
-	ck_assert_int_eq(oo_polish(&e.net, rows, 4, cell, 2, 1000, 1000000,
-				   &res), 0);
+	res = ev_polish_cells(&e, cell, 2, 1000);
 	ck_assert_int_eq(res.status, OO_POLISH_DONE);
 	ck_assert_uint_eq(res.moved, 2);
 	ck_assert_uint_eq(res.balanced, 2);
-	ck_assert_uint_eq(e.lft[0][3], 4);
-	ck_assert_uint_eq(e.lft[1][1], 4);
-	for (s = 0; s < EV_SW; s++)
-		for (lid = 0; lid < 8; lid++)
-			if (!((s == 0 && lid == 3) || (s == 1 && lid == 1)))
-				ck_assert_uint_eq(e.lft[s][lid],
-						  before.lft[s][lid]);
+	assert_moved_to_spine_3(&e, &before);
 	ck_assert_double_eq_tol(res.eff_before, 1.0, 1e-12);
 	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
 	/* the whole leaf order gains: its second round is contention-free */
@@ -1485,10 +1494,7 @@ START_TEST(polish_evens_route_counts_where_no_round_loses)
 	/* counts already even: nothing moves */
 	ev_setup(&e, 1);
 	before = e;
-	for (s = 0; s < EV_SW; s++)
-		rows[s] = e.lft[s];
-	ck_assert_int_eq(oo_polish(&e.net, rows, 4, cell, 2, 1000, 1000000,
-				   &res), 0);
+	res = ev_polish_cells(&e, cell, 2, 1000);
 	ck_assert_uint_eq(res.moved, 0);
 	ck_assert_uint_eq(res.balanced, 0);
 	ck_assert_int_eq(memcmp(e.lft, before.lft, sizeof(e.lft)), 0);
