@@ -1081,8 +1081,8 @@ static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
  * them); at LMC 2 neither fits.
  */
 #define OO_GUARD_POLISH_ENTRIES (32ULL << 20)
-/* Links each phase of it may load while it tries moves, about a second
-   of CPU (the 1,130-HCA SuperPOD analog spends both). */
+/* Links each phase of it may load while it tries moves, about two
+   seconds of CPU (the 1,130-HCA SuperPOD analog spends both). */
 #define OO_GUARD_POLISH_WORK 300000000ULL
 
 /* The port profiles of the tables in place, from those of the tables in
