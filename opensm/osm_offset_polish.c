@@ -473,40 +473,6 @@ static int alloc_counts(struct polish *p)
 	return 0;
 }
 
-/*
- * The route counts: per LID offset and link, how many flows of every rank
- * to every other rank's LID + offset cross it (a switch's flows weigh its
- * ranks).  A random rank order loads links in proportion to these, so the
- * more even they are, the lower its rounds' busiest links.  From here on
- * every move keeps them current.
- */
-static void count_routes(struct polish *p)
-{
-	const struct oo_eval_net *net = p->net;
-	unsigned lids = net->lids_per_port, i, h, o;
-	struct path path;
-	uint32_t s;
-
-	p->counting = 1;
-	for (s = 0; s < net->num_sw; s++) {
-		if (!p->weight[s])
-			continue;
-		for (h = 0; h < p->num_hosts; h++) {
-			if (!p->is_rank[h] || net->host_sw[h] == s)
-				continue;
-			for (o = 0; o < lids; o++) {
-				if (follow(p, s, 0, net->host_lid[h] + o, h,
-					   &path))
-					continue;
-				for (i = 0; i < path.len; i++)
-					p->count[(size_t)o * p->num_links +
-						 path.link[i]] += p->weight[s];
-				p->work += path.len;
-			}
-		}
-	}
-}
-
 /* Add (sign > 0) or take w routes of LID offset o on the links of path. */
 static void count_path(struct polish *p, unsigned o, const struct path *path,
 		       uint32_t w, int sign)
@@ -518,6 +484,37 @@ static void count_path(struct polish *p, unsigned o, const struct path *path,
 		count[path->link[i]] = sign > 0 ? count[path->link[i]] + w :
 		    count[path->link[i]] - w;
 	p->work += path->len;
+}
+
+/*
+ * The route counts: per LID offset and link, how many flows of every rank
+ * to every other rank's LID + offset cross it (a switch's flows weigh its
+ * ranks).  A random rank order loads links in proportion to these, so the
+ * more even they are, the lower its rounds' busiest links.  From here on
+ * every move keeps them current.
+ */
+static void count_routes(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lids = net->lids_per_port, h, o;
+	struct path path;
+	uint32_t s;
+
+	p->counting = 1;
+	for (s = 0; s < net->num_sw; s++) {
+		if (!p->weight[s])
+			continue;
+		for (h = 0; h < p->num_hosts; h++) {
+			if (!p->is_rank[h] || net->host_sw[h] == s)
+				continue;
+			for (o = 0; o < lids; o++) {
+				if (!follow(p, s, 0, net->host_lid[h] + o, h,
+					    &path))
+					count_path(p, o, &path, p->weight[s],
+						   1);
+			}
+		}
+	}
 }
 
 /*
@@ -698,7 +695,6 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 	}
 	return 0;
 }
-
 
 static void free_polish(struct polish *p)
 {
