@@ -664,6 +664,10 @@ struct oo_polish_cell {
 					   mean of their efficiencies */
 	int steer;			/* 0: a move must not lower it, but
 					   does not seek to raise it */
+	double lead;			/* the group's lead over its floor
+					   at the start (below 0: it is
+					   below its floor by as much); the
+					   same in each cell of a group */
 };
 
 struct oo_polish_result {
@@ -671,6 +675,12 @@ struct oo_polish_result {
 	unsigned moved;			/* entries moved */
 	unsigned balanced;		/* of them, to even the route
 					   counts */
+	unsigned swapped;		/* of them, in pairs that swap ports */
+	unsigned rescued;		/* of them, in the last stage, where
+					   some group was below its floor */
+	unsigned undone;		/* moves of a last stage that left
+					   some group below its floor, taken
+					   back (not among those moved) */
 	unsigned sweeps;
 	unsigned movable;		/* switches with hosts, whose entries
 					   may move */

@@ -19,7 +19,9 @@
  * steering cells it touches (the structured orders), or the number of
  * links that carry that load, and lowers no group of cells (the mean of
  * a sample of random orders is one group, which must not drop but does
- * not steer: polishing toward a sample fits the sample).
+ * not steer: polishing toward a sample fits the sample).  Where no single
+ * move gains, a swap may: two entries of one switch for LIDs of the same
+ * offset trade ports, which leaves its route counts as they were.
  *
  * A random rank order loads a link in proportion to its route count (the
  * flows of all ranks to all other ranks' LIDs that cross it), and port
@@ -31,6 +33,16 @@
  * squares drops) and changes no round of the steering cells for the
  * worse, and lowers no group; such moves often open new ones of the
  * first kind, so a sweep follows each pass that moved.
+ *
+ * A group has a floor: its efficiency at the start less its lead (the
+ * guard's: over the stock tables' figure).  Where one is still below its
+ * floor after both phases, a last stage sweeps again on a budget of its
+ * own, and there a move may lower other groups down to their floors
+ * where it raises the rounds of the groups below theirs (which weigh
+ * RESCUE_WEIGHT times more): the lead of one cell over stock is spent to
+ * bring another up to stock.  Where some group is still below its floor
+ * after that stage, its moves are taken back: leads spent for nothing
+ * would leave the tables worse than before.
  *
  * Only the entries of switches that hold hosts move, for LIDs no
  * neighbour's entry leads into them, and only to ports that no traffic
@@ -52,6 +64,8 @@
 #define NONE OO_EVAL_NONE
 /* what one link at the round's busiest load costs, beside 1 / load */
 #define TIE_WEIGHT 1e-7
+/* how much more a round of a group below its floor weighs */
+#define RESCUE_WEIGHT 1000.0
 
 struct polish {
 	const struct oo_eval_net *net;
@@ -84,9 +98,25 @@ struct polish {
 	uint8_t *is_rank;	/* per host: a rank of some cell */
 	int counting;		/* the counts are current */
 	double *group_delta;	/* per group: a move's change, scratch */
+	double *group_eff;	/* per group: its efficiency now */
+	double *floor;		/* per group: its efficiency at the start
+				   less its lead */
+	int rescue;		/* some group is below its floor */
+	int relax;		/* the last stage: moves may spend other
+				   groups' leads over their floors */
+	struct undo *undo;	/* the last stage's moves, to take back */
+	size_t num_undo;
+	size_t max_undo;
 	int overflow;		/* a link got more than a byte holds */
 	uint64_t work;
 	uint64_t budget;
+};
+
+/* An entry as it was before a move of the last stage. */
+struct undo {
+	uint32_t s;
+	unsigned lid;
+	uint8_t port;
 };
 
 struct path {
@@ -365,18 +395,25 @@ static int find_transit(struct polish *p)
 	return 0;
 }
 
+/* Whether group g is below its floor. */
+static int is_below(const struct polish *p, unsigned g)
+{
+	return p->group_eff[g] < p->floor[g];
+}
+
 /*
  * What moving switch s's entry for host h's LID + offset from path old to
  * path new does to the rounds it touches: applied (sign 1) or taken back
  * (sign -1).  With gain, adds the change in value of the steering cells
- * (round_value(), each cell's rounds weighing 1 / rounds).  Returns the
- * lowest change of one group's efficiency (the mean of its cells').
+ * (round_value(), each cell's rounds weighing 1 / rounds, those of a
+ * group below its floor RESCUE_WEIGHT times more).  Each group's change
+ * of efficiency (the mean of its cells') adds up in group_delta until
+ * judge_groups() or apply_groups() takes it.
  */
-static double shift_flows(struct polish *p, uint32_t s, uint32_t h,
-			  unsigned offset, const struct path *old,
-			  const struct path *new, int sign, double *gain)
+static void shift_flows(struct polish *p, uint32_t s, uint32_t h,
+			unsigned offset, const struct path *old,
+			const struct path *new, int sign, double *gain)
 {
-	double worst = 0.0;
 	unsigned c, j, count;
 
 	for (c = 0; c < p->num_cells; c++) {
@@ -397,17 +434,63 @@ static double shift_flows(struct polish *p, uint32_t s, uint32_t h,
 			load_path(p, r, sign > 0 ? new : old, w, 1);
 			if (gain && cl->steer)
 				*gain += (round_value(p, r) - v) /
-				    (cl->n - 1);
+				    (cl->n - 1) * (p->relax &&
+						   is_below(p, cl->group) ?
+						   RESCUE_WEIGHT : 1.0);
 			p->group_delta[cl->group] += (round_eff(p, r) - e) /
 			    (cl->n - 1) / p->group_size[cl->group];
 		}
 	}
-	for (c = 0; c < p->num_groups; c++) {
-		if (p->group_delta[c] < worst)
-			worst = p->group_delta[c];
-		p->group_delta[c] = 0.0;
+}
+
+/*
+ * Whether the changes since they were last cleared lower no group, or,
+ * in the last stage while some group is below its floor (and with
+ * relax), lower others no further than down to theirs, and not one that
+ * is below.
+ */
+static int groups_ok(const struct polish *p, int relax)
+{
+	unsigned g;
+
+	for (g = 0; g < p->num_groups; g++) {
+		double d = p->group_delta[g];
+
+		if (d > -OO_EVAL_EPSILON)
+			continue;
+		if (!relax || !p->relax || !p->rescue || is_below(p, g) ||
+		    p->group_eff[g] + d < p->floor[g])
+			return 0;
 	}
-	return worst;
+	return 1;
+}
+
+static void clear_groups(struct polish *p)
+{
+	memset(p->group_delta, 0, sizeof(double) * p->num_groups);
+}
+
+/* groups_ok(), and the changes cleared. */
+static int judge_groups(struct polish *p, int relax)
+{
+	int ok = groups_ok(p, relax);
+
+	clear_groups(p);
+	return ok;
+}
+
+/* The changes since the last call made: the groups' efficiencies. */
+static void apply_groups(struct polish *p)
+{
+	unsigned g;
+
+	p->rescue = 0;
+	for (g = 0; g < p->num_groups; g++) {
+		p->group_eff[g] += p->group_delta[g];
+		p->group_delta[g] = 0.0;
+		if (is_below(p, g))
+			p->rescue = 1;
+	}
 }
 
 /*
@@ -558,9 +641,31 @@ static int other_path(const struct polish *p, uint32_t s, unsigned port,
 }
 
 /*
+ * Outside the last stage 1; in it, whether the undo list has room for
+ * two more moves (it grows; 0 where no memory is left: no move then).
+ */
+static int room_to_undo(struct polish *p)
+{
+	struct undo *u;
+	size_t max;
+
+	if (!p->relax || p->num_undo + 2 <= p->max_undo)
+		return 1;
+	max = p->max_undo ? 2 * p->max_undo : 1024;
+	u = realloc(p->undo, sizeof(*u) * max);
+	if (!u)
+		return 0;
+	p->undo = u;
+	p->max_undo = max;
+	return 1;
+}
+
+/*
  * Move switch s's entry for host h's LID + offset from path cur to port,
  * whose path is new: the rounds and the route counts follow, and the
- * switch the move leads to is marked as forwarding that LID from s.
+ * switch the move leads to is marked as forwarding that LID from s.  In
+ * the last stage the entry as it was goes on the undo list (room for it
+ * reserved by room_to_undo()).
  */
 static void move_entry(struct polish *p, uint32_t s, uint32_t h,
 		       unsigned offset, const struct path *cur,
@@ -570,9 +675,17 @@ static void move_entry(struct polish *p, uint32_t s, uint32_t h,
 	unsigned lid = net->host_lid[h] + offset;
 
 	shift_flows(p, s, h, offset, cur, new, 1, NULL);
+	apply_groups(p);
 	if (p->counting && p->is_rank[h]) {
 		count_path(p, offset, cur, p->weight[s], -1);
 		count_path(p, offset, new, p->weight[s], 1);
+	}
+	if (p->relax) {
+		struct undo *u = &p->undo[p->num_undo++];
+
+		u->s = s;
+		u->lid = lid;
+		u->port = p->lft[s][lid];
 	}
 	p->lft[s][lid] = port;
 	mark_through(p, net->next[(size_t)s * net->stride + port], lid);
@@ -597,22 +710,103 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 	    !cur.len || !is_hot(p, s, h, offset, &cur))
 		return 0;
 	for (port = 1; port < net->stride; port++) {
-		double gain = 0.0, worst;
+		double gain = 0.0;
+		int ok;
 
 		if (!other_path(p, s, port, lid, h, &cur, &alt))
 			continue;
-		worst = shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
+		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
+		ok = judge_groups(p, 1);
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
-		if (worst > -OO_EVAL_EPSILON && gain > best_gain) {
+		judge_groups(p, 0);
+		if (ok && gain > best_gain) {
 			best_gain = gain;
 			best_port = (uint8_t)port;
 			best = alt;
 		}
 	}
-	if (!best_port)
+	if (!best_port || !room_to_undo(p))
 		return 0;
 	move_entry(p, s, h, offset, &cur, &best, best_port);
 	return 1;
+}
+
+/*
+ * Whether switch s's entry for host h2's LID + offset could take port,
+ * with h2's entry now on the port (to) that a trial move of another
+ * entry of s takes: not through s, its path there as short (into cur,
+ * and the other way into alt).
+ */
+static int swap_partner(const struct polish *p, uint32_t s, uint32_t h2,
+			unsigned offset, uint8_t to, unsigned port,
+			struct path *cur, struct path *alt)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h2] + offset;
+
+	return net->host_sw[h2] != s && lid < net->lft_len[s] &&
+	    net->lft[s][lid] == to && !is_through(p, s, lid) &&
+	    !follow(p, s, 0, lid, h2, cur) && cur->len &&
+	    other_path(p, s, port, lid, h2, cur, alt);
+}
+
+/*
+ * Where no single move gains, two may: s's entry for host h's LID +
+ * offset takes another port (other_path()), and the entry of s for
+ * another host's LID + the same offset that is on that port takes h's.
+ * The route counts out of s stay as they were.  The pair that gains most
+ * and lowers no group moves; as polish_entry(), only where h's flows
+ * cross a link at its round's busiest load.  Returns the entries moved
+ * (2 or 0).
+ */
+static int swap_entry(struct polish *p, uint32_t s, uint32_t h,
+		      unsigned offset)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h] + offset, port, h2;
+	struct path cur, alt, cur2, alt2, best, best_cur2, best2;
+	uint8_t mine, best_port = 0;
+	uint32_t best_h2 = 0;
+	double best_gain = OO_EVAL_EPSILON;
+
+	if (is_through(p, s, lid) || follow(p, s, 0, lid, h, &cur) ||
+	    !cur.len || !is_hot(p, s, h, offset, &cur))
+		return 0;
+	mine = net->lft[s][lid];
+	for (port = 1; port < net->stride; port++) {
+		double g1 = 0.0;
+
+		if (!other_path(p, s, port, lid, h, &cur, &alt))
+			continue;
+		shift_flows(p, s, h, offset, &cur, &alt, 1, &g1);
+		for (h2 = 0; h2 < p->num_hosts && p->work < p->budget; h2++) {
+			double g2 = 0.0;
+			int ok;
+
+			if (h2 == h || !swap_partner(p, s, h2, offset,
+						     (uint8_t)port, mine,
+						     &cur2, &alt2))
+				continue;
+			shift_flows(p, s, h2, offset, &cur2, &alt2, 1, &g2);
+			ok = groups_ok(p, 1);
+			shift_flows(p, s, h2, offset, &cur2, &alt2, -1, NULL);
+			if (ok && g1 + g2 > best_gain) {
+				best_gain = g1 + g2;
+				best_port = (uint8_t)port;
+				best_h2 = h2;
+				best = alt;
+				best_cur2 = cur2;
+				best2 = alt2;
+			}
+		}
+		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
+		clear_groups(p);
+	}
+	if (!best_port || !room_to_undo(p))
+		return 0;
+	move_entry(p, s, h, offset, &cur, &best, best_port);
+	move_entry(p, s, best_h2, offset, &best_cur2, &best2, mine);
+	return 2;
 }
 
 typedef int (*try_entry_fn)(struct polish *p, uint32_t s, uint32_t h,
@@ -683,12 +877,15 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 	}
 	count_path(p, offset, &cur, w, 1);
 	for (i = 0; i < n; i++) {
-		double gain = 0.0, worst;
+		double gain = 0.0;
+		int ok;
 
 		follow(p, s, cand[i], lid, h, &alt);
-		worst = shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
+		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
+		ok = judge_groups(p, 0);
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
-		if (worst > -OO_EVAL_EPSILON && gain > -1e-12) {
+		judge_groups(p, 0);
+		if (ok && gain > -1e-12) {
 			move_entry(p, s, h, offset, &cur, &alt, cand[i]);
 			return 1;
 		}
@@ -712,6 +909,9 @@ static void free_polish(struct polish *p)
 	free(p->lid_base);
 	free(p->group_size);
 	free(p->group_delta);
+	free(p->group_eff);
+	free(p->floor);
+	free(p->undo);
 	free(p->count);
 	free(p->weight);
 	free(p->is_rank);
@@ -783,8 +983,10 @@ static int alloc_rounds(struct polish *p)
 			p->num_groups = p->cell[c].group + 1;
 	p->group_size = calloc(p->num_groups + 1, sizeof(unsigned));
 	p->group_delta = calloc(p->num_groups + 1, sizeof(double));
+	p->group_eff = calloc(p->num_groups + 1, sizeof(double));
+	p->floor = calloc(p->num_groups + 1, sizeof(double));
 	if (!p->load || !p->max || !p->hist || !p->group_size ||
-	    !p->group_delta)
+	    !p->group_delta || !p->group_eff || !p->floor)
 		return -1;
 	for (c = 0; c < p->num_cells; c++)
 		p->group_size[p->cell[c].group]++;
@@ -824,6 +1026,32 @@ static double sum_eff(const struct polish *p)
 	return sum;
 }
 
+/*
+ * Each group's efficiency as the rounds in memory have it (the mean of
+ * its cells'), its floor (that less its lead), and whether some group is
+ * below its floor.
+ */
+static void measure_groups(struct polish *p)
+{
+	unsigned c, k;
+
+	for (c = 0; c < p->num_cells; c++) {
+		size_t rounds = cell_rounds(&p->cell[c]);
+		unsigned g = p->cell[c].group;
+		double e = 0.0;
+
+		for (k = 0; k < rounds; k++)
+			e += round_eff(p, p->first_round[c] + k);
+		p->group_delta[g] += (rounds ? e / rounds : 1.0) /
+		    p->group_size[g];
+	}
+	apply_groups(p);
+	for (c = 0; c < p->num_cells; c++)
+		p->floor[p->cell[c].group] = p->group_eff[p->cell[c].group] -
+		    p->cell[c].lead;
+	apply_groups(p);
+}
+
 /* Sweep after sweep until one moves nothing or the budget is spent. */
 static void steer(struct polish *p, struct oo_polish_result *res)
 {
@@ -831,6 +1059,10 @@ static void steer(struct polish *p, struct oo_polish_result *res)
 
 	do {
 		moved = sweep(p, polish_entry);
+		if (!moved && p->work < p->budget) {
+			moved = sweep(p, swap_entry);
+			res->swapped += moved;
+		}
 		res->moved += moved;
 		res->sweeps++;
 	} while (moved && p->work < p->budget);
@@ -862,6 +1094,36 @@ static void balance(struct polish *p, uint64_t budget,
 		}
 	}
 	res->status = OO_POLISH_BUDGET;
+}
+
+/*
+ * Where some group is still below its floor: sweeps on a budget of their
+ * own that may lower other groups down to their floors to raise it.
+ * Where one is still below after them, their moves are taken back (the
+ * rounds in memory no longer follow the tables then; the polish ends).
+ */
+static void rescue(struct polish *p, uint64_t budget,
+		   struct oo_polish_result *res)
+{
+	unsigned moved = res->moved, swapped = res->swapped;
+
+	p->relax = 1;
+	p->budget = p->work + budget;
+	steer(p, res);
+	res->rescued = res->moved - moved;
+	if (!p->rescue) {
+		res->eff_after = sum_eff(p);
+		return;
+	}
+	while (p->num_undo) {
+		const struct undo *u = &p->undo[--p->num_undo];
+
+		p->lft[u->s][u->lid] = u->port;
+	}
+	res->undone = res->rescued;
+	res->rescued = 0;
+	res->moved = moved;
+	res->swapped = swapped;
 }
 
 int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
@@ -906,10 +1168,13 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	for (s = 0; s < net->num_sw; s++)
 		res->movable += p.source[s];
 	res->eff_before = sum_eff(&p);
+	measure_groups(&p);
 	steer(&p, res);
 	count_routes(&p);
 	balance(&p, budget, res);
 	res->eff_after = sum_eff(&p);
+	if (p.rescue)
+		rescue(&p, budget, res);
 	res->work = p.work;
 	free_polish(&p);
 	return 0;

@@ -44,15 +44,24 @@
 #include "osmoffset_glue.h"
 
 /*
- * Random orders are a sample: their cell (the mean of four shuffles) may
- * fall this far below stock's, relative, before it counts as a loss.  The
- * structured orders and the LID offsets count to the last digit.
+ * Random orders are a sample: their cell (the mean of twelve shuffles)
+ * may fall this far below stock's, relative, before it counts as a loss.
+ * The structured orders and the LID offsets count to the last digit.
  */
 #define OO_GUARD_RANDOM_SLACK 0.005
 
-/* LIDs followed per cell before rounds are sampled (see oo_eval_shift). */
+/*
+ * LIDs followed per order before rounds are sampled (see oo_eval_shift);
+ * the random orders share as many as OO_GUARD_POLISH_SEEDS orders.
+ */
 #define OO_GUARD_BUDGET 1000000ULL
-#define OO_GUARD_SEEDS 4
+/*
+ * The shuffles of seeds 1-4 are the polish's: it keeps their mean from
+ * dropping, and fits them.  The guard scores random orders on those of
+ * seeds 5-16, which the polish does not see.
+ */
+#define OO_GUARD_POLISH_SEEDS 4
+#define OO_GUARD_SEEDS 12
 #define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1) + 127)
 
 /*
@@ -63,6 +72,8 @@ struct oo_cell {
 	char name[40];
 	const uint32_t *order[OO_GUARD_SEEDS];
 	unsigned num_orders;
+	const uint32_t *polish_order[OO_GUARD_POLISH_SEEDS];
+	unsigned num_polish_orders;
 	unsigned n;
 	int traffic;		/* LID offset, or OO_EVAL_SPREAD */
 	double slack;		/* relative loss that still counts as even */
@@ -85,7 +96,7 @@ struct oo_guard {
 	const char **host_key;	/* sort key of the host's switch */
 	unsigned num_hosts;
 	uint32_t *leaf_order;
-	uint32_t *random_order[OO_GUARD_SEEDS];
+	uint32_t *random_order[OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS];
 	struct oo_cell cell[OO_GUARD_MAX_CELLS];
 	unsigned num_cells;
 	unsigned first_offset_cell;	/* cells of one LID offset each */
@@ -118,7 +129,7 @@ static void free_guard(struct oo_guard *g)
 	oo_ca_ports_free(&g->ca);
 	oo_ca_ports_free(&g->all_ca);
 	free(g->leaf_order);
-	for (i = 0; i < OO_GUARD_SEEDS; i++)
+	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++)
 		free(g->random_order[i]);
 	free(g->prof_before);
 	free(g->prof_ours);
@@ -213,7 +224,7 @@ static int make_orders(struct oo_guard *g)
 	qsort(g->leaf_order, g->num_hosts, sizeof(*g->leaf_order),
 	      cmp_leaf_order);
 	sort_guard = NULL;
-	for (i = 0; i < OO_GUARD_SEEDS; i++) {
+	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++) {
 		g->random_order[i] = malloc(sizeof(uint32_t) *
 					    (g->num_hosts + 1));
 		if (!g->random_order[i])
@@ -226,7 +237,9 @@ static int make_orders(struct oo_guard *g)
 }
 
 static void add_cell(struct oo_guard *g, const char *name, unsigned part,
-		     uint32_t *const *order, unsigned num_orders, unsigned n)
+		     uint32_t *const *order, unsigned num_orders,
+		     uint32_t *const *polish_order, unsigned num_polish_orders,
+		     unsigned n)
 {
 	int spread;
 
@@ -236,7 +249,10 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 		snprintf(c->name, sizeof(c->name), "%s%.0u %s", name, part,
 			 spread ? "spread" : "base");
 		memcpy(c->order, order, sizeof(*order) * num_orders);
+		memcpy(c->polish_order, polish_order,
+		       sizeof(*order) * num_polish_orders);
 		c->num_orders = num_orders;
+		c->num_polish_orders = num_polish_orders;
 		c->n = n;
 		c->traffic = spread ? OO_EVAL_SPREAD : 0;
 		c->slack = num_orders > 1 ? OO_GUARD_RANDOM_SLACK : 0.0;
@@ -258,7 +274,9 @@ static void add_offset_cells(struct oo_guard *g)
 
 		snprintf(c->name, sizeof(c->name), "leaf order base+%u", k);
 		c->order[0] = g->leaf_order;
+		c->polish_order[0] = g->leaf_order;
 		c->num_orders = 1;
+		c->num_polish_orders = 1;
 		c->n = g->num_hosts;
 		c->traffic = (int)k;
 		c->slack = 0.0;
@@ -271,18 +289,19 @@ static void make_cells(struct oo_guard *g)
 	unsigned n = g->num_hosts, q;
 	uint32_t *block;
 
-	add_cell(g, "leaf order", 0, &g->leaf_order, 1, n);
+	add_cell(g, "leaf order", 0, &g->leaf_order, 1, &g->leaf_order, 1, n);
 	for (q = 0; n >= 8 && q < 4; q++) {
 		block = g->leaf_order + q * n / 4;
-		add_cell(g, "quarter job ", q + 1, &block, 1,
+		add_cell(g, "quarter job ", q + 1, &block, 1, &block, 1,
 			 (q + 1) * n / 4 - q * n / 4);
 	}
 	for (q = 0; n >= 4 && q < 2; q++) {
 		block = g->leaf_order + q * n / 2;
-		add_cell(g, "half job ", q + 1, &block, 1,
+		add_cell(g, "half job ", q + 1, &block, 1, &block, 1,
 			 (q + 1) * n / 2 - q * n / 2);
 	}
-	add_cell(g, "random orders", 0, g->random_order, OO_GUARD_SEEDS, n);
+	add_cell(g, "random orders", 0, g->random_order + OO_GUARD_POLISH_SEEDS,
+		 OO_GUARD_SEEDS, g->random_order, OO_GUARD_POLISH_SEEDS, n);
 	add_offset_cells(g);
 }
 
@@ -305,13 +324,15 @@ static int prepare_guard(struct oo_guard *g)
 static void score_cell(struct oo_guard *g, const struct oo_cell *c,
 		       struct oo_eval_score *score)
 {
+	uint64_t budget = c->num_orders > 1 ? OO_GUARD_BUDGET *
+	    OO_GUARD_POLISH_SEEDS / c->num_orders : OO_GUARD_BUDGET;
 	struct oo_eval_score one;
 	unsigned i;
 
 	memset(score, 0, sizeof(*score));
 	for (i = 0; i < c->num_orders; i++) {
-		oo_eval_shift(&g->net, c->order[i], c->n, c->traffic,
-			      OO_GUARD_BUDGET, &g->work, &one);
+		oo_eval_shift(&g->net, c->order[i], c->n, c->traffic, budget,
+			      &g->work, &one);
 		score->eff += one.eff / c->num_orders;
 		score->lost += one.lost;
 		score->rounds += one.rounds;
@@ -1123,12 +1144,14 @@ static void log_polish(const struct oo_guard *g, const char *whose,
 	}
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the polish "
 		"of %s moved %u entries of %u switches with hosts in %u passes, "
-		"%u of them to even the route counts (%.1f "
+		"%u of them to even the route counts, %u in swaps of two, %u "
+		"to raise cells below the stock tables' (%u more taken back: "
+		"some cell stayed below; %.1f "
 		"million link loads held, %" PRIu64 " links loaded%s; %"
 		PRIu64 " flows without a route before the reach pass left "
 		"out%s): the leaf order and its jobs %.4f on average, against "
 		"%.4f\n", whose, res->moved, res->movable, res->sweeps,
-		res->balanced,
+		res->balanced, res->swapped, res->rescued, res->undone,
 		res->held / 1e6, res->work,
 		res->status == OO_POLISH_BUDGET ? ", its budget" : "",
 		res->lost, res->left_out ? "; the random orders left out, "
@@ -1139,28 +1162,33 @@ static void log_polish(const struct oo_guard *g, const char *whose,
 /*
  * The polish (oo_polish()) of the tables in place (a copy of them in
  * was, their port profiles those in place), as whose in the log: the
- * leaf order, its jobs and its LID offsets steer it; the mean of the
- * random orders (a sample, which a polish toward it would only fit) must
- * not drop.  Returns how many entries moved (their profiles moved with
- * them) where that raised the efficiency of those cells or evened the
- * route counts (the scores then judge the tables), else 0 with the
- * tables of was back in place: moves that only thin out the busiest
- * links of rounds that stay as slow are no gain worth a change.
+ * leaf order, its jobs and its LID offsets steer it; the mean of random
+ * orders must not drop, but of shuffles of its own (polish_order): the
+ * guard judges the random orders on others, which a polish that fits
+ * its sample does not sway.  With lead (per cell; NULL: none), the
+ * polish may spend the lead of cells over their floors to raise those
+ * below theirs.  Returns how many entries moved (their profiles moved with
+ * them) where that raised the efficiency of those cells, evened the
+ * route counts or raised cells below their floors (the scores then judge
+ * the tables), else 0 with the tables of was back in place: moves that
+ * only thin out the busiest links of rounds that stay as slow are no
+ * gain worth a change.
  */
 static unsigned polish_in_place(struct oo_guard *g, const char *whose,
-				const uint8_t *was)
+				const uint8_t *was, const double *lead)
 {
-	struct oo_polish_cell cell[OO_GUARD_MAX_CELLS * OO_GUARD_SEEDS];
+	struct oo_polish_cell cell[OO_GUARD_MAX_CELLS * OO_GUARD_POLISH_SEEDS];
 	struct oo_polish_result res;
 	unsigned c, i, n = 0, steer = 0;
 
 	for (c = 0; c < g->num_cells; c++)
-		for (i = 0; i < g->cell[c].num_orders; i++) {
-			cell[n].order = g->cell[c].order[i];
+		for (i = 0; i < g->cell[c].num_polish_orders; i++) {
+			cell[n].order = g->cell[c].polish_order[i];
 			cell[n].n = g->cell[c].n;
 			cell[n].traffic = g->cell[c].traffic;
 			cell[n].group = c;
 			cell[n].steer = g->cell[c].num_orders == 1;
+			cell[n].lead = lead ? lead[c] : 0.0;
 			steer += (unsigned)cell[n].steer;
 			n++;
 		}
@@ -1172,7 +1200,7 @@ static unsigned polish_in_place(struct oo_guard *g, const char *whose,
 	}
 	log_polish(g, whose, &res, steer);
 	if (res.moved && (res.eff_after > res.eff_before + OO_EVAL_EPSILON ||
-			  res.balanced)) {
+			  res.balanced || res.rescued)) {
 		polish_profiles(g, was);
 		return res.moved;
 	}
@@ -1182,10 +1210,31 @@ static unsigned polish_in_place(struct oo_guard *g, const char *whose,
 }
 
 /*
+ * How far the polish of ours may take each cell down while some cell is
+ * below stock's: a structured cell's lead over stock's figure (below 0
+ * where it loses to stock: the cells to raise); none for the random
+ * orders (the polish holds a sample of its own: trading it away fits
+ * that sample, and the guard's shuffles lose) and none where the flows
+ * lost differ.
+ */
+static void polish_leads(const struct oo_guard *g,
+			 const struct oo_eval_score *ours,
+			 const struct oo_eval_score *stock, double *lead)
+{
+	unsigned c;
+
+	for (c = 0; c < g->num_cells; c++)
+		lead[c] = ours[c].lost == stock[c].lost &&
+		    g->cell[c].num_orders == 1 ? ours[c].eff - stock[c].eff :
+		    0.0;
+}
+
+/*
  * The polish of ours (lft_ours), once the stock tables (scored in stock)
  * are known: it goes on in their place where it beats them
- * (keep_if_better()).  Ours, or the polished tables, are in place on
- * return, lft_ours, prof_ours and ours theirs.
+ * (keep_if_better()).  A cell may give up its lead over stock to raise
+ * one that loses to stock (polish_leads()).  Ours, or the polished
+ * tables, are in place on return, lft_ours, prof_ours and ours theirs.
  */
 static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
 		       struct oo_eval_score *ours,
@@ -1195,13 +1244,17 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
 	static const struct oo_variant polished = {
 		"offsetting, polished",
 		"with entries of leaves moved where that lowers a round's "
-		"busiest link or evens the route counts",
+		"busiest link, evens the route counts or raises cells below "
+		"the stock tables'",
 		"as built",
 	};
+	double lead[OO_GUARD_MAX_CELLS];
 
+	polish_leads(g, ours, stock, lead);
 	copy_lfts(g, g->lft_ours, 0);
 	restore_profiles(g, g->prof_ours);
-	if (!polish_in_place(g, "port offsetting's LFTs", g->lft_ours))
+	if (!polish_in_place(g, "port offsetting's LFTs", g->lft_ours,
+			     lead))
 		return;
 	score_tables(g, st, scratch);
 	log_scores(g, polished.scores, scratch);
@@ -1224,7 +1277,7 @@ static int try_polish_stock(struct oo_guard *g,
 	struct oo_guard_sums sum_stock, sum_mine;
 	int lost_stock = lost_ca_lids(g, st), lost;
 
-	if (!polish_in_place(g, "the stock LFTs", was))
+	if (!polish_in_place(g, "the stock LFTs", was, NULL))
 		return 0;
 	score_tables(g, st, scratch);
 	log_scores(g, "stock, polished", scratch);
@@ -1317,6 +1370,26 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 			    scratch);
 }
 
+/*
+ * OpenSM's own LFT stage, as on a fresh start: it ignores the entries the
+ * switches hold.  Left to itself it keeps each entry that is still on a
+ * shortest path, and those are the tables of the routing before (ours, a
+ * mix or stock's), so that two sweeps of the same fabric would score
+ * against different stock tables and could keep different ones.
+ * Returns what the stage returns.
+ */
+static int build_stock(const struct oo_guard *g,
+		       const struct oo_guard_stages *st)
+{
+	boolean_t ignore = g->osm->subn.ignore_existing_lfts;
+	int ret;
+
+	g->osm->subn.ignore_existing_lfts = TRUE;
+	ret = st->stock(st->stock_ctx);
+	g->osm->subn.ignore_existing_lfts = ignore;
+	return ret;
+}
+
 /* Our hop tables back, after the stock engine's: 0, or -1 (logged). */
 static int our_hops_back(struct oo_guard *g, const struct oo_guard_stages *st)
 {
@@ -1345,7 +1418,7 @@ static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
 		return -1;
 	}
 	restore_profiles(g, g->prof_before);
-	if (st->stock(st->stock_ctx)) {
+	if (build_stock(g, st)) {
 		our_hops_back(g, st);
 		return -1;
 	}
@@ -1398,7 +1471,7 @@ static int compare_with_stock(struct oo_guard *g,
 		try_variants(g, st, ours, scratch);
 	restore_profiles(g, g->prof_before);
 	g->stock_cpu = oo_thread_cpu_seconds();
-	if (st->stock(st->stock_ctx))
+	if (build_stock(g, st))
 		goto ours_back;
 	g->stock_cpu = oo_thread_cpu_seconds() - g->stock_cpu;
 	save_profiles(g, g->prof_stock);

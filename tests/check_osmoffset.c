@@ -1373,7 +1373,7 @@ static struct oo_polish_result ev_polish_cells(struct ev_net *e,
 static struct oo_polish_result ev_polish(struct ev_net *e, uint64_t entries)
 {
 	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
-	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1 };
+	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1, 0.0 };
 
 	return ev_polish_cells(e, &cell, 1, entries);
 }
@@ -1475,7 +1475,7 @@ START_TEST(polish_evens_route_counts_where_no_round_loses)
 {
 	static const uint32_t job[] = { 0, 2 }, all[] = { 0, 1, 2, 3 };
 	struct oo_polish_cell cell[2] = {
-		{ job, 2, 0, 0, 1 }, { all, 4, 0, 1, 0 },
+		{ job, 2, 0, 0, 1, 0.0 }, { all, 4, 0, 1, 0, 0.0 },
 	};
 	struct ev_net e, before;
 	struct oo_polish_result res;
@@ -1498,6 +1498,212 @@ START_TEST(polish_evens_route_counts_where_no_round_loses)
 	ck_assert_uint_eq(res.moved, 0);
 	ck_assert_uint_eq(res.balanced, 0);
 	ck_assert_int_eq(memcmp(e.lft, before.lft, sizeof(e.lft)), 0);
+}
+END_TEST
+
+/*
+ * Three leaves (switches 0-2: hosts on ports 1 and 2, port 3 up to spine
+ * 3, port 4 up to spine 4) and two spines (port 1 + i down to leaf i).
+ * Host h hangs off leaf h / 2 and has LID 1 + h; leaf l sends host h's
+ * LID (h not below it) to spine 3 + up[l][h].
+ */
+#define TL_LEAVES 3
+#define TL_HOSTS 6
+#define TL_SW 5
+#define TL_STRIDE 5
+struct tl_net {
+	uint32_t next[TL_SW * TL_STRIDE];
+	uint8_t lft[TL_SW][8];
+	const uint8_t *rows[TL_SW];
+	unsigned len[TL_SW];
+	uint32_t host_sw[TL_HOSTS];
+	uint8_t host_port[TL_HOSTS];
+	uint16_t host_lid[TL_HOSTS];
+	struct oo_eval_net net;
+};
+
+static void tl_setup(struct tl_net *t, const uint8_t up[TL_LEAVES][TL_HOSTS])
+{
+	unsigned s, p, h;
+
+	for (s = 0; s < TL_SW; s++) {
+		for (p = 0; p < TL_STRIDE; p++)
+			t->next[s * TL_STRIDE + p] = OO_EVAL_NONE;
+		memset(t->lft[s], 0xff, sizeof(t->lft[s]));
+		t->rows[s] = t->lft[s];
+		t->len[s] = sizeof(t->lft[s]);
+	}
+	for (s = 0; s < TL_LEAVES; s++)
+		for (p = 0; p < 2; p++) {
+			t->next[s * TL_STRIDE + 3 + p] = 3 + p;
+			t->next[(3 + p) * TL_STRIDE + 1 + s] = s;
+		}
+	for (h = 0; h < TL_HOSTS; h++) {
+		t->host_sw[h] = h / 2;
+		t->host_port[h] = 1 + h % 2;
+		t->host_lid[h] = 1 + h;
+		for (s = 0; s < TL_LEAVES; s++)
+			t->lft[s][1 + h] = (uint8_t)(s == h / 2 ?
+						     1U + h % 2 :
+						     3U + up[s][h]);
+		t->lft[3][1 + h] = 1 + h / 2;
+		t->lft[4][1 + h] = 1 + h / 2;
+	}
+	t->net.num_sw = TL_SW;
+	t->net.stride = TL_STRIDE;
+	t->net.next = t->next;
+	t->net.lft = t->rows;
+	t->net.lft_len = t->len;
+	t->net.host_sw = t->host_sw;
+	t->net.host_port = t->host_port;
+	t->net.host_lid = t->host_lid;
+	t->net.lids_per_port = 1;
+}
+
+static struct oo_polish_result tl_polish(struct tl_net *t,
+					 const struct oo_polish_cell *cell,
+					 unsigned n)
+{
+	struct oo_polish_result res;
+	uint8_t *rows[TL_SW];
+	unsigned s;
+
+	for (s = 0; s < TL_SW; s++)
+		rows[s] = t->lft[s];
+	ck_assert_int_eq(oo_polish(&t->net, rows, TL_HOSTS, cell, n, 100000,
+				   1000000, &res), 0);
+	return res;
+}
+
+/* The shift alltoall efficiency of t's tables in a rank order. */
+static double tl_score(const struct tl_net *t, const uint32_t *order,
+		       unsigned n)
+{
+	struct oo_eval_work wk;
+	struct oo_eval_score sc;
+
+	ck_assert_int_eq(oo_eval_work_init(&wk, TL_SW * TL_STRIDE), 0);
+	oo_eval_shift(&t->net, order, n, 0, 1000000, &wk, &sc);
+	oo_eval_work_free(&wk);
+	ck_assert_uint_eq(sc.lost, 0);
+	return sc.eff;
+}
+
+/* Which entries of t differ from before, as (switch, LID) pairs. */
+static unsigned tl_changed(const struct tl_net *t, const struct tl_net *before,
+			   unsigned *sw, unsigned *lid, unsigned max)
+{
+	unsigned s, l, n = 0;
+
+	for (s = 0; s < TL_SW; s++)
+		for (l = 0; l < 8; l++)
+			if (t->lft[s][l] != before->lft[s][l] && n < max) {
+				sw[n] = s;
+				lid[n++] = l;
+			}
+	return n;
+}
+
+/*
+ * Two jobs steer, each a group of its own.  No single move raises one
+ * without lowering the other, but leaf 0 swapping the spines of hosts 2
+ * and 3 raises the first (0.75 -> 0.875) and keeps the second
+ * contention-free.
+ */
+START_TEST(polish_swaps_two_entries_where_no_single_move_gains)
+{
+	static const uint8_t up[TL_LEAVES][TL_HOSTS] = {
+		{ 0, 0, 0, 1, 0, 0 }, { 0, 1, 0, 0, 1, 1 },
+		{ 1, 1, 0, 0, 0, 0 },
+	};
+	static const uint32_t a[] = { 5, 1, 0, 4, 2 }, b[] = { 3, 1, 2, 0 };
+	struct oo_polish_cell cell[2] = {
+		{ a, 5, 0, 0, 1, 0.0 }, { b, 4, 0, 1, 1, 0.0 },
+	};
+	struct tl_net t, before;
+	struct oo_polish_result res;
+	unsigned sw[4], lid[4];
+
+	tl_setup(&t, up);
+	before = t;
+	res = tl_polish(&t, cell, 2);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.swapped, 2);
+	ck_assert_uint_eq(res.moved, 2 + res.balanced);
+	ck_assert_uint_eq(res.rescued, 0);
+	ck_assert_double_eq_tol(res.eff_before, 0.75 + 1.0, 1e-12);
+	ck_assert_double_eq_tol(res.eff_after, 0.875 + 1.0, 1e-12);
+	ck_assert_double_eq_tol(tl_score(&t, a, 5), 0.875, 1e-12);
+	ck_assert_double_eq_tol(tl_score(&t, b, 4), 1.0, 1e-12);
+	ck_assert_uint_eq(tl_changed(&t, &before, sw, lid, 4), 2);
+	/* LIDs 3 and 4 (hosts 2 and 3) at leaf 0: spines 3 and 4 swapped */
+	ck_assert_uint_eq(sw[0], 0);
+	ck_assert_uint_eq(lid[0], 3);
+	ck_assert_uint_eq(t.lft[0][3], 4);
+	ck_assert_uint_eq(sw[1], 0);
+	ck_assert_uint_eq(lid[1], 4);
+	ck_assert_uint_eq(t.lft[0][4], 3);
+}
+END_TEST
+
+/*
+ * Two jobs steer, each a group of its own, at 0.7 and 0.8.  No move
+ * raises one without lowering the other, so without floors nothing
+ * moves.  With the first 0.05 below its floor (0.75) and the second 0.2
+ * above its own (0.6), the last stage spends the second's lead: leaf 0
+ * sends host 4 over spine 3 (0.8 and 0.6), leaf 1 host 1 over spine 4
+ * (1.0 and 0.7), then swaps host 1 back with host 5 (1.0 and 0.6).
+ */
+START_TEST(polish_spends_a_lead_to_raise_a_group_below_its_floor)
+{
+	static const uint8_t up[TL_LEAVES][TL_HOSTS] = {
+		{ 0, 0, 0, 1, 1, 1 }, { 1, 0, 0, 0, 0, 0 },
+		{ 1, 0, 0, 1, 0, 0 },
+	};
+	static const uint32_t a[] = { 5, 4, 3, 1, 0, 2 },
+	    b[] = { 5, 2, 4, 1, 0, 3 };
+	struct oo_polish_cell cell[2] = {
+		{ a, 6, 0, 0, 1, 0.0 }, { b, 6, 0, 1, 1, 0.0 },
+	};
+	struct tl_net t, before;
+	struct oo_polish_result res;
+	unsigned sw[4], lid[4];
+
+	tl_setup(&t, up);
+	before = t;
+	res = tl_polish(&t, cell, 2);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(t.lft, before.lft, sizeof(t.lft)), 0);
+	ck_assert_double_eq_tol(res.eff_before, 0.7 + 0.8, 1e-12);
+	cell[0].lead = 0.7 - 0.75;
+	cell[1].lead = 0.8 - 0.6;
+	res = tl_polish(&t, cell, 2);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.rescued, 4);
+	ck_assert_uint_eq(res.swapped, 2);
+	ck_assert_uint_eq(res.moved, 4);
+	ck_assert_double_eq_tol(res.eff_after, 1.0 + 0.6, 1e-12);
+	ck_assert_double_eq_tol(tl_score(&t, a, 6), 1.0, 1e-12);
+	ck_assert_double_eq_tol(tl_score(&t, b, 6), 0.6, 1e-12);
+	/* leaf 0 sends host 4 (LID 5) over spine 3, leaf 1 host 5 (LID 6)
+	   over spine 4 */
+	ck_assert_uint_eq(tl_changed(&t, &before, sw, lid, 4), 2);
+	ck_assert_uint_eq(sw[0], 0);
+	ck_assert_uint_eq(lid[0], 5);
+	ck_assert_uint_eq(t.lft[0][5], 3);
+	ck_assert_uint_eq(sw[1], 1);
+	ck_assert_uint_eq(lid[1], 6);
+	ck_assert_uint_eq(t.lft[1][6], 4);
+	/* a floor out of reach (1.2): the last stage's moves are taken
+	   back, the tables stay as they were */
+	tl_setup(&t, up);
+	cell[0].lead = 0.7 - 1.2;
+	res = tl_polish(&t, cell, 2);
+	ck_assert_uint_gt(res.undone, 0);
+	ck_assert_uint_eq(res.rescued, 0);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_double_eq_tol(res.eff_after, 0.7 + 0.8, 1e-12);
+	ck_assert_int_eq(memcmp(t.lft, before.lft, sizeof(t.lft)), 0);
 }
 END_TEST
 
@@ -2970,6 +3176,9 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev,
 		       polish_leaves_transit_switches_lost_flows_and_big_nets_alone);
 	tcase_add_test(ev, polish_evens_route_counts_where_no_round_loses);
+	tcase_add_test(ev, polish_swaps_two_entries_where_no_single_move_gains);
+	tcase_add_test(ev,
+		       polish_spends_a_lead_to_raise_a_group_below_its_floor);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
 

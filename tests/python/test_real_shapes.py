@@ -539,7 +539,7 @@ def test_guard_keeps_the_management_hcas_routes(tmp_path):
     assert not res["credit_loop"], res["credit_cycle"]
 
 
-@pytest.mark.parametrize("lmc,routes,lanes", [(0, 58, 2), (2, 302, 3)])
+@pytest.mark.parametrize("lmc,routes,lanes", [(0, 58, 2), (2, 302, 2)])
 def test_reach_vls_reaches_every_lid_on_lanes_without_a_loop(tmp_path, lmc,
                                                               routes, lanes):
     """The same director fabric with reach_vls=4 and OpenSM's QoS on: the
@@ -550,8 +550,9 @@ def test_reach_vls_reaches_every_lid_on_lanes_without_a_loop(tmp_path, lmc,
     puts them all on VL0, so the lanes above it are what keep it
     loop-free.  At LMC 0 one lane above VL0 is enough: the dump says
     'lanes 2' (the guard keeps ours, 66 pairs left on VL0).  At LMC 2 the
-    guard keeps ours polished, whose fills take two lanes above VL0
-    ('lanes 3')."""
+    stock tables stay (ours, polished, lose the random orders with
+    striped traffic on the shuffles the polish does not see), and their
+    fills too take one lane above VL0."""
     need_mode("on")
     net = dir_sharp_net(tmp_path)
     out = tmp_path / "vls"
@@ -772,7 +773,7 @@ def test_guard_tries_lanes_shared_beyond_their_spine(tmp_path):
     (and one with a single cable).  Every spine takes an equal share of
     an edge's destinations, so a lone cable carries four times the LIDs
     of one of four: random orders lose to stock updn, which balances
-    LIDs per cable (0.1733 against 0.1754 in the guard's cells), and no
+    LIDs per cable (0.1750 against 0.1765 in the guard's cells), and no
     mix of job blocks mends a random order; the guard fell back to the
     stock tables.  It now builds ours once more with the LIDs of a dead
     lane leaving their spine where its live lanes carry twice the least
@@ -783,7 +784,7 @@ def test_guard_tries_lanes_shared_beyond_their_spine(tmp_path):
     log, ours, stock = route_variant(tmp_path, "var-ndr-doubled",
                                      options=["polish=off"])
     assert "port offsetting's LFTs score lower than the stock ones in " \
-        "random orders base (0.1733, 0 flows lost, against 0.1754, 0)" \
+        "random orders base (0.1750, 0 flows lost, against 0.1765, 0)" \
         in log
     assert "port offsetting's LFTs with the base LIDs of dead lanes " \
         "spread beyond their spine score at least as well as the stock " \
