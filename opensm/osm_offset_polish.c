@@ -395,10 +395,13 @@ static int find_transit(struct polish *p)
 	return 0;
 }
 
-/* Whether group g is below its floor. */
+/*
+ * Whether group g is below its floor (beyond rounding: moves that change
+ * nothing may leave a group's sum of changes a hair below where it was).
+ */
 static int is_below(const struct polish *p, unsigned g)
 {
-	return p->group_eff[g] < p->floor[g];
+	return p->group_eff[g] < p->floor[g] - OO_EVAL_EPSILON;
 }
 
 /*
@@ -459,7 +462,7 @@ static int groups_ok(const struct polish *p, int relax)
 		if (d > -OO_EVAL_EPSILON)
 			continue;
 		if (!relax || !p->relax || !p->rescue || is_below(p, g) ||
-		    p->group_eff[g] + d < p->floor[g])
+		    p->group_eff[g] + d < p->floor[g] - OO_EVAL_EPSILON)
 			return 0;
 	}
 	return 1;
@@ -718,7 +721,7 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
 		ok = judge_groups(p, 1);
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
-		judge_groups(p, 0);
+		clear_groups(p);
 		if (ok && gain > best_gain) {
 			best_gain = gain;
 			best_port = (uint8_t)port;
@@ -884,7 +887,7 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
 		ok = judge_groups(p, 0);
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
-		judge_groups(p, 0);
+		clear_groups(p);
 		if (ok && gain > -1e-12) {
 			move_entry(p, s, h, offset, &cur, &alt, cand[i]);
 			return 1;

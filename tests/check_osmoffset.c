@@ -1114,54 +1114,63 @@ START_TEST(stock_guard_option)
 END_TEST
 
 /*
- * Two leaves (switches 0, 1: hosts on ports 1 and 2, port 3 up to spine
- * 2, port 4 up to spine 3) and two spines (port 1 down to leaf 0, port 2
- * down to leaf 1).  Hosts 0, 1 on leaf 0 and 2, 3 on leaf 1 have LIDs 1
- * to 4.  In the aligned tables both leaves send both remote hosts' LIDs
- * over spine 2; in the shifted ones the second remote host goes over
- * spine 3.
+ * Two leaves (or three: switches 0 to leaves - 1, hosts on ports 1 and 2,
+ * port 3 up to the first spine, port 4 to the second) and two spines
+ * (port 1 + i down to leaf i).  Host h hangs off leaf h / 2 and has LID
+ * 1 + h; leaf l sends host h's LID (h not below it) to spine up[l][h]
+ * (0: the first).  In ev_setup()'s aligned tables both leaves send both
+ * remote hosts' LIDs over spine 2; in the shifted ones the second remote
+ * host goes over spine 3.
  */
 #define EV_SW 4
 #define EV_STRIDE 5
+#define EV_MAX_LEAVES 3
+#define EV_MAX_SW (EV_MAX_LEAVES + 2)
+#define EV_MAX_HOSTS (2 * EV_MAX_LEAVES)
 struct ev_net {
-	uint32_t next[EV_SW * EV_STRIDE];
-	uint8_t lft[EV_SW][8];
-	const uint8_t *rows[EV_SW];
-	unsigned len[EV_SW];
-	uint32_t host_sw[4];
-	uint8_t host_port[4];
-	uint16_t host_lid[4];
+	uint32_t next[EV_MAX_SW * EV_STRIDE];
+	uint8_t lft[EV_MAX_SW][8];
+	const uint8_t *rows[EV_MAX_SW];
+	unsigned len[EV_MAX_SW];
+	uint32_t host_sw[EV_MAX_HOSTS];
+	uint8_t host_port[EV_MAX_HOSTS];
+	uint16_t host_lid[EV_MAX_HOSTS];
+	unsigned num_hosts;
 	struct oo_eval_net net;
 };
 
-static void ev_setup(struct ev_net *e, int shifted)
+static void ev_build(struct ev_net *e, unsigned leaves,
+		     const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS])
 {
 	unsigned s, p, h;
 
-	for (s = 0; s < EV_SW; s++) {
+	memset(e, 0, sizeof(*e));
+	for (s = 0; s < EV_MAX_SW; s++) {
 		for (p = 0; p < EV_STRIDE; p++)
 			e->next[s * EV_STRIDE + p] = OO_EVAL_NONE;
 		memset(e->lft[s], 0xff, sizeof(e->lft[s]));
 		e->rows[s] = e->lft[s];
 		e->len[s] = sizeof(e->lft[s]);
 	}
-	for (s = 0; s < 2; s++) {
-		e->next[s * EV_STRIDE + 3] = 2;
-		e->next[s * EV_STRIDE + 4] = 3;
-		e->next[(2 + s) * EV_STRIDE + 1] = 0;
-		e->next[(2 + s) * EV_STRIDE + 2] = 1;
-	}
-	for (h = 0; h < 4; h++) {
+	for (s = 0; s < leaves; s++)
+		for (p = 0; p < 2; p++) {
+			e->next[s * EV_STRIDE + 3 + p] = leaves + p;
+			e->next[(leaves + p) * EV_STRIDE + 1 + s] = s;
+		}
+	e->num_hosts = 2 * leaves;
+	for (h = 0; h < e->num_hosts; h++) {
 		e->host_sw[h] = h / 2;
 		e->host_port[h] = 1 + h % 2;
 		e->host_lid[h] = 1 + h;
-		/* own leaf: down to the host; other leaf: up */
-		e->lft[h / 2][1 + h] = 1 + h % 2;
-		e->lft[1 - h / 2][1 + h] = shifted && h % 2 ? 4 : 3;
-		e->lft[2][1 + h] = 1 + h / 2;
-		e->lft[3][1 + h] = 1 + h / 2;
+		/* own leaf: down to the host; other leaves: up */
+		for (s = 0; s < leaves; s++)
+			e->lft[s][1 + h] = (uint8_t)(s == h / 2 ?
+						     1U + h % 2 :
+						     3U + up[s][h]);
+		e->lft[leaves][1 + h] = 1 + h / 2;
+		e->lft[leaves + 1][1 + h] = 1 + h / 2;
 	}
-	e->net.num_sw = EV_SW;
+	e->net.num_sw = leaves + 2;
 	e->net.stride = EV_STRIDE;
 	e->net.next = e->next;
 	e->net.lft = e->rows;
@@ -1172,6 +1181,17 @@ static void ev_setup(struct ev_net *e, int shifted)
 	e->net.lids_per_port = 1;
 }
 
+static void ev_setup(struct ev_net *e, int shifted)
+{
+	uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = { { 0 } };
+	unsigned s, h;
+
+	for (s = 0; s < 2; s++)
+		for (h = 0; h < 4; h++)
+			up[s][h] = shifted && h % 2;
+	ev_build(e, 2, up);
+}
+
 static struct oo_eval_score ev_score(const struct ev_net *e,
 				     const uint32_t *order, unsigned n,
 				     uint64_t budget)
@@ -1179,7 +1199,7 @@ static struct oo_eval_score ev_score(const struct ev_net *e,
 	struct oo_eval_work wk;
 	struct oo_eval_score sc;
 
-	ck_assert_int_eq(oo_eval_work_init(&wk, EV_SW * EV_STRIDE), 0);
+	ck_assert_int_eq(oo_eval_work_init(&wk, e->net.num_sw * EV_STRIDE), 0);
 	oo_eval_shift(&e->net, order, n, 0, budget, &wk, &sc);
 	oo_eval_work_free(&wk);
 	return sc;
@@ -1359,13 +1379,13 @@ static struct oo_polish_result ev_polish_cells(struct ev_net *e,
 					       unsigned n, uint64_t entries)
 {
 	struct oo_polish_result res;
-	uint8_t *rows[EV_SW];
+	uint8_t *rows[EV_MAX_SW];
 	unsigned s;
 
-	for (s = 0; s < EV_SW; s++)
+	for (s = 0; s < e->net.num_sw; s++)
 		rows[s] = e->lft[s];
-	ck_assert_int_eq(oo_polish(&e->net, rows, 4, cell, n, entries,
-				   1000000, &res), 0);
+	ck_assert_int_eq(oo_polish(&e->net, rows, e->num_hosts, cell, n,
+				   entries, 1000000, &res), 0);
 	return res;
 }
 
@@ -1502,106 +1522,26 @@ START_TEST(polish_evens_route_counts_where_no_round_loses)
 END_TEST
 
 /*
- * Three leaves (switches 0-2: hosts on ports 1 and 2, port 3 up to spine
- * 3, port 4 up to spine 4) and two spines (port 1 + i down to leaf i).
- * Host h hangs off leaf h / 2 and has LID 1 + h; leaf l sends host h's
- * LID (h not below it) to spine 3 + up[l][h].
+ * Of e's tables, only two entries differ from before: switch sw[i]'s for
+ * LID lid[i], now port[i].
  */
-#define TL_LEAVES 3
-#define TL_HOSTS 6
-#define TL_SW 5
-#define TL_STRIDE 5
-struct tl_net {
-	uint32_t next[TL_SW * TL_STRIDE];
-	uint8_t lft[TL_SW][8];
-	const uint8_t *rows[TL_SW];
-	unsigned len[TL_SW];
-	uint32_t host_sw[TL_HOSTS];
-	uint8_t host_port[TL_HOSTS];
-	uint16_t host_lid[TL_HOSTS];
-	struct oo_eval_net net;
-};
-
-static void tl_setup(struct tl_net *t, const uint8_t up[TL_LEAVES][TL_HOSTS])
-{
-	unsigned s, p, h;
-
-	for (s = 0; s < TL_SW; s++) {
-		for (p = 0; p < TL_STRIDE; p++)
-			t->next[s * TL_STRIDE + p] = OO_EVAL_NONE;
-		memset(t->lft[s], 0xff, sizeof(t->lft[s]));
-		t->rows[s] = t->lft[s];
-		t->len[s] = sizeof(t->lft[s]);
-	}
-	for (s = 0; s < TL_LEAVES; s++)
-		for (p = 0; p < 2; p++) {
-			t->next[s * TL_STRIDE + 3 + p] = 3 + p;
-			t->next[(3 + p) * TL_STRIDE + 1 + s] = s;
-		}
-	for (h = 0; h < TL_HOSTS; h++) {
-		t->host_sw[h] = h / 2;
-		t->host_port[h] = 1 + h % 2;
-		t->host_lid[h] = 1 + h;
-		for (s = 0; s < TL_LEAVES; s++)
-			t->lft[s][1 + h] = (uint8_t)(s == h / 2 ?
-						     1U + h % 2 :
-						     3U + up[s][h]);
-		t->lft[3][1 + h] = 1 + h / 2;
-		t->lft[4][1 + h] = 1 + h / 2;
-	}
-	t->net.num_sw = TL_SW;
-	t->net.stride = TL_STRIDE;
-	t->net.next = t->next;
-	t->net.lft = t->rows;
-	t->net.lft_len = t->len;
-	t->net.host_sw = t->host_sw;
-	t->net.host_port = t->host_port;
-	t->net.host_lid = t->host_lid;
-	t->net.lids_per_port = 1;
-}
-
-static struct oo_polish_result tl_polish(struct tl_net *t,
-					 const struct oo_polish_cell *cell,
-					 unsigned n)
-{
-	struct oo_polish_result res;
-	uint8_t *rows[TL_SW];
-	unsigned s;
-
-	for (s = 0; s < TL_SW; s++)
-		rows[s] = t->lft[s];
-	ck_assert_int_eq(oo_polish(&t->net, rows, TL_HOSTS, cell, n, 100000,
-				   1000000, &res), 0);
-	return res;
-}
-
-/* The shift alltoall efficiency of t's tables in a rank order. */
-static double tl_score(const struct tl_net *t, const uint32_t *order,
-		       unsigned n)
-{
-	struct oo_eval_work wk;
-	struct oo_eval_score sc;
-
-	ck_assert_int_eq(oo_eval_work_init(&wk, TL_SW * TL_STRIDE), 0);
-	oo_eval_shift(&t->net, order, n, 0, 1000000, &wk, &sc);
-	oo_eval_work_free(&wk);
-	ck_assert_uint_eq(sc.lost, 0);
-	return sc.eff;
-}
-
-/* Which entries of t differ from before, as (switch, LID) pairs. */
-static unsigned tl_changed(const struct tl_net *t, const struct tl_net *before,
-			   unsigned *sw, unsigned *lid, unsigned max)
+static void assert_two_moved(const struct ev_net *e,
+			     const struct ev_net *before, const unsigned sw[2],
+			     const unsigned lid[2], const unsigned port[2])
 {
 	unsigned s, l, n = 0;
 
-	for (s = 0; s < TL_SW; s++)
-		for (l = 0; l < 8; l++)
-			if (t->lft[s][l] != before->lft[s][l] && n < max) {
-				sw[n] = s;
-				lid[n++] = l;
-			}
-	return n;
+	for (s = 0; s < e->net.num_sw; s++)
+		for (l = 0; l < 8; l++) {
+			if (e->lft[s][l] == before->lft[s][l])
+				continue;
+			ck_assert_uint_lt(n, 2);
+			ck_assert_uint_eq(s, sw[n]);
+			ck_assert_uint_eq(l, lid[n]);
+			ck_assert_uint_eq(e->lft[s][l], port[n]);
+			n++;
+		}
+	ck_assert_uint_eq(n, 2);
 }
 
 /*
@@ -1612,7 +1552,7 @@ static unsigned tl_changed(const struct tl_net *t, const struct tl_net *before,
  */
 START_TEST(polish_swaps_two_entries_where_no_single_move_gains)
 {
-	static const uint8_t up[TL_LEAVES][TL_HOSTS] = {
+	static const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = {
 		{ 0, 0, 0, 1, 0, 0 }, { 0, 1, 0, 0, 1, 1 },
 		{ 1, 1, 0, 0, 0, 0 },
 	};
@@ -1620,29 +1560,24 @@ START_TEST(polish_swaps_two_entries_where_no_single_move_gains)
 	struct oo_polish_cell cell[2] = {
 		{ a, 5, 0, 0, 1, 0.0 }, { b, 4, 0, 1, 1, 0.0 },
 	};
-	struct tl_net t, before;
+	/* LIDs 3 and 4 (hosts 2 and 3) at leaf 0: spines 3 and 4 swapped */
+	static const unsigned sw[2] = { 0, 0 }, lid[2] = { 3, 4 },
+	    port[2] = { 4, 3 };
+	struct ev_net t, before;
 	struct oo_polish_result res;
-	unsigned sw[4], lid[4];
 
-	tl_setup(&t, up);
+	ev_build(&t, 3, up);
 	before = t;
-	res = tl_polish(&t, cell, 2);
+	res = ev_polish_cells(&t, cell, 2, 100000);
 	ck_assert_int_eq(res.status, OO_POLISH_DONE);
 	ck_assert_uint_eq(res.swapped, 2);
 	ck_assert_uint_eq(res.moved, 2 + res.balanced);
 	ck_assert_uint_eq(res.rescued, 0);
 	ck_assert_double_eq_tol(res.eff_before, 0.75 + 1.0, 1e-12);
 	ck_assert_double_eq_tol(res.eff_after, 0.875 + 1.0, 1e-12);
-	ck_assert_double_eq_tol(tl_score(&t, a, 5), 0.875, 1e-12);
-	ck_assert_double_eq_tol(tl_score(&t, b, 4), 1.0, 1e-12);
-	ck_assert_uint_eq(tl_changed(&t, &before, sw, lid, 4), 2);
-	/* LIDs 3 and 4 (hosts 2 and 3) at leaf 0: spines 3 and 4 swapped */
-	ck_assert_uint_eq(sw[0], 0);
-	ck_assert_uint_eq(lid[0], 3);
-	ck_assert_uint_eq(t.lft[0][3], 4);
-	ck_assert_uint_eq(sw[1], 0);
-	ck_assert_uint_eq(lid[1], 4);
-	ck_assert_uint_eq(t.lft[0][4], 3);
+	ck_assert_double_eq_tol(ev_score(&t, a, 5, 1000000).eff, 0.875, 1e-12);
+	ck_assert_double_eq_tol(ev_score(&t, b, 4, 1000000).eff, 1.0, 1e-12);
+	assert_two_moved(&t, &before, sw, lid, port);
 }
 END_TEST
 
@@ -1656,7 +1591,7 @@ END_TEST
  */
 START_TEST(polish_spends_a_lead_to_raise_a_group_below_its_floor)
 {
-	static const uint8_t up[TL_LEAVES][TL_HOSTS] = {
+	static const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = {
 		{ 0, 0, 0, 1, 1, 1 }, { 1, 0, 0, 0, 0, 0 },
 		{ 1, 0, 0, 1, 0, 0 },
 	};
@@ -1665,40 +1600,35 @@ START_TEST(polish_spends_a_lead_to_raise_a_group_below_its_floor)
 	struct oo_polish_cell cell[2] = {
 		{ a, 6, 0, 0, 1, 0.0 }, { b, 6, 0, 1, 1, 0.0 },
 	};
-	struct tl_net t, before;
+	/* leaf 0 sends host 4 (LID 5) over spine 3, leaf 1 host 5 (LID 6)
+	   over spine 4 */
+	static const unsigned sw[2] = { 0, 1 }, lid[2] = { 5, 6 },
+	    port[2] = { 3, 4 };
+	struct ev_net t, before;
 	struct oo_polish_result res;
-	unsigned sw[4], lid[4];
 
-	tl_setup(&t, up);
+	ev_build(&t, 3, up);
 	before = t;
-	res = tl_polish(&t, cell, 2);
+	res = ev_polish_cells(&t, cell, 2, 100000);
 	ck_assert_uint_eq(res.moved, 0);
 	ck_assert_int_eq(memcmp(t.lft, before.lft, sizeof(t.lft)), 0);
 	ck_assert_double_eq_tol(res.eff_before, 0.7 + 0.8, 1e-12);
 	cell[0].lead = 0.7 - 0.75;
 	cell[1].lead = 0.8 - 0.6;
-	res = tl_polish(&t, cell, 2);
+	res = ev_polish_cells(&t, cell, 2, 100000);
 	ck_assert_int_eq(res.status, OO_POLISH_DONE);
 	ck_assert_uint_eq(res.rescued, 4);
 	ck_assert_uint_eq(res.swapped, 2);
 	ck_assert_uint_eq(res.moved, 4);
 	ck_assert_double_eq_tol(res.eff_after, 1.0 + 0.6, 1e-12);
-	ck_assert_double_eq_tol(tl_score(&t, a, 6), 1.0, 1e-12);
-	ck_assert_double_eq_tol(tl_score(&t, b, 6), 0.6, 1e-12);
-	/* leaf 0 sends host 4 (LID 5) over spine 3, leaf 1 host 5 (LID 6)
-	   over spine 4 */
-	ck_assert_uint_eq(tl_changed(&t, &before, sw, lid, 4), 2);
-	ck_assert_uint_eq(sw[0], 0);
-	ck_assert_uint_eq(lid[0], 5);
-	ck_assert_uint_eq(t.lft[0][5], 3);
-	ck_assert_uint_eq(sw[1], 1);
-	ck_assert_uint_eq(lid[1], 6);
-	ck_assert_uint_eq(t.lft[1][6], 4);
+	ck_assert_double_eq_tol(ev_score(&t, a, 6, 1000000).eff, 1.0, 1e-12);
+	ck_assert_double_eq_tol(ev_score(&t, b, 6, 1000000).eff, 0.6, 1e-12);
+	assert_two_moved(&t, &before, sw, lid, port);
 	/* a floor out of reach (1.2): the last stage's moves are taken
 	   back, the tables stay as they were */
-	tl_setup(&t, up);
+	ev_build(&t, 3, up);
 	cell[0].lead = 0.7 - 1.2;
-	res = tl_polish(&t, cell, 2);
+	res = ev_polish_cells(&t, cell, 2, 100000);
 	ck_assert_uint_gt(res.undone, 0);
 	ck_assert_uint_eq(res.rescued, 0);
 	ck_assert_uint_eq(res.moved, 0);
