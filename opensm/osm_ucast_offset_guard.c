@@ -46,9 +46,13 @@
 /*
  * Random orders are a sample: their cell (the mean of twelve shuffles)
  * may fall this far below stock's, relative, before it counts as a loss.
- * The structured orders and the LID offsets count to the last digit.
+ * Twelve shuffles of 72 hosts put that mean within about half a percent
+ * of the mean over many: a tighter slack would make the guard's choice a
+ * toss of that sample, and give up ten percent in leaf order for it (a
+ * 12x6 tree, 0.570 against 0.502).  The structured orders and the LID
+ * offsets count to the last digit.
  */
-#define OO_GUARD_RANDOM_SLACK 0.005
+#define OO_GUARD_RANDOM_SLACK 0.01
 
 /*
  * LIDs followed per order before rounds are sampled (see oo_eval_shift);
