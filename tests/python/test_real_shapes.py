@@ -768,27 +768,23 @@ def test_dead_lanes_share_the_live_cables_to_their_spine(tmp_path):
     assert_routed_above_stock(ours, stock, 1.25)
 
 
-def test_guard_tries_lanes_shared_beyond_their_spine(tmp_path):
+def test_guard_keeps_ours_within_the_random_orders_slack(tmp_path):
     """var-ndr-doubled: NDR edges with 2 to 4 cables to each of 8 spines
     (and one with a single cable).  Every spine takes an equal share of
     an edge's destinations, so a lone cable carries four times the LIDs
-    of one of four: random orders lose to stock updn, which balances
-    LIDs per cable (0.1750 against 0.1765 in the guard's cells), and no
-    mix of job blocks mends a random order; the guard fell back to the
-    stock tables.  It now builds ours once more with the LIDs of a dead
-    lane leaving their spine where its live lanes carry twice the least
-    loaded cable's, and those stay: above stock updn in every cell, every
-    pair routed, no credit loop.  (polish=off: polished, ours as first
-    built beat stock in every cell.)"""
+    of one of four: with polish=off, ours fall below stock updn (which
+    balances LIDs per cable) in random orders, base traffic, by 0.85 %
+    on the guard's twelve shuffles (0.1750 against 0.1765), within the
+    1 % the guard allows that sample.  Ours as built stay: the guard
+    needs no rebuild with the LIDs of dead lanes spread beyond their
+    spine (it took that at 0.5 %), every pair routed, no credit loop,
+    leaf order above stock updn's."""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, "var-ndr-doubled",
                                      options=["polish=off"])
-    assert "port offsetting's LFTs score lower than the stock ones in " \
-        "random orders base (0.1750, 0 flows lost, against 0.1765, 0)" \
-        in log
-    assert "port offsetting's LFTs with the base LIDs of dead lanes " \
-        "spread beyond their spine score at least as well as the stock " \
+    assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
+    assert "spread beyond their spine" not in log
     assert_routed_above_stock(ours, stock, 1.15)
 
 
