@@ -629,13 +629,18 @@ void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
  * another port whose path to it is as long where that lowers the busiest
  * link of the rounds of the steering cells it touches (or how many links
  * carry that load) and lowers no group of cells' efficiency (a group: the
- * mean of its cells), until a pass moves nothing or work (links loaded)
+ * mean of its cells), or, where no single move does, two entries of a
+ * switch swap ports, until a pass moves nothing or work (links loaded)
  * reaches budget.  Then, on a budget as large again, such entries move
  * where that evens the route counts (per link, the flows of all ranks to
  * all ranks' LIDs that cross it: a random rank order loads links in
  * proportion to them) and changes no round of the steering cells for the
  * worse (nor adds a link at a round's busiest load) and lowers no group;
- * a sweep of the first kind follows each pass that moved.  Only the
+ * a sweep of the first kind follows each pass that moved.  Where a group
+ * is still below its floor (its efficiency at the start less its lead),
+ * a last stage on a budget of its own may lower other groups down to
+ * their floors to raise it; its moves are taken back where one stays
+ * below.  Only the
  * entries of switches that hold one of the num_hosts hosts move, for LIDs no
  * neighbour's entry leads into them, to ports no traffic from another switch
  * leaves through: the tables stay free of credit loops if they were.

@@ -411,7 +411,7 @@ static int is_below(const struct polish *p, unsigned g)
  * (round_value(), each cell's rounds weighing 1 / rounds, those of a
  * group below its floor RESCUE_WEIGHT times more).  Each group's change
  * of efficiency (the mean of its cells') adds up in group_delta until
- * judge_groups() or apply_groups() takes it.
+ * clear_groups() or apply_groups() takes it.
  */
 static void shift_flows(struct polish *p, uint32_t s, uint32_t h,
 			unsigned offset, const struct path *old,
@@ -448,11 +448,10 @@ static void shift_flows(struct polish *p, uint32_t s, uint32_t h,
 
 /*
  * Whether the changes since they were last cleared lower no group, or,
- * in the last stage while some group is below its floor (and with
- * relax), lower others no further than down to theirs, and not one that
- * is below.
+ * in the last stage while some group is below its floor, lower others no
+ * further than down to theirs, and not one that is below.
  */
-static int groups_ok(const struct polish *p, int relax)
+static int groups_ok(const struct polish *p)
 {
 	unsigned g;
 
@@ -461,7 +460,7 @@ static int groups_ok(const struct polish *p, int relax)
 
 		if (d > -OO_EVAL_EPSILON)
 			continue;
-		if (!relax || !p->relax || !p->rescue || is_below(p, g) ||
+		if (!p->relax || !p->rescue || is_below(p, g) ||
 		    p->group_eff[g] + d < p->floor[g] - OO_EVAL_EPSILON)
 			return 0;
 	}
@@ -471,15 +470,6 @@ static int groups_ok(const struct polish *p, int relax)
 static void clear_groups(struct polish *p)
 {
 	memset(p->group_delta, 0, sizeof(double) * p->num_groups);
-}
-
-/* groups_ok(), and the changes cleared. */
-static int judge_groups(struct polish *p, int relax)
-{
-	int ok = groups_ok(p, relax);
-
-	clear_groups(p);
-	return ok;
 }
 
 /* The changes since the last call made: the groups' efficiencies. */
@@ -695,6 +685,20 @@ static void move_entry(struct polish *p, uint32_t s, uint32_t h,
 }
 
 /*
+ * Whether switch s's entry for host h's LID + offset may move (no other
+ * switch leads that LID into s) and leads somewhere (its path into cur)
+ * over a link at its round's busiest load (is_hot()).
+ */
+static int hot_entry(const struct polish *p, uint32_t s, uint32_t h,
+		     unsigned offset, struct path *cur)
+{
+	unsigned lid = p->net->host_lid[h] + offset;
+
+	return !is_through(p, s, lid) && !follow(p, s, 0, lid, h, cur) &&
+	    cur->len && is_hot(p, s, h, offset, cur);
+}
+
+/*
  * Try each other port of s (other_path()); move the entry for host h's
  * LID + offset to the one that gains most and lowers no group of cells.
  * Not where that LID comes into s from another switch.  Returns 1 if it
@@ -709,8 +713,7 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 	uint8_t best_port = 0;
 	double best_gain = OO_EVAL_EPSILON;
 
-	if (is_through(p, s, lid) || follow(p, s, 0, lid, h, &cur) ||
-	    !cur.len || !is_hot(p, s, h, offset, &cur))
+	if (!hot_entry(p, s, h, offset, &cur))
 		return 0;
 	for (port = 1; port < net->stride; port++) {
 		double gain = 0.0;
@@ -719,7 +722,7 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 		if (!other_path(p, s, port, lid, h, &cur, &alt))
 			continue;
 		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
-		ok = judge_groups(p, 1);
+		ok = groups_ok(p);
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
 		clear_groups(p);
 		if (ok && gain > best_gain) {
@@ -772,8 +775,7 @@ static int swap_entry(struct polish *p, uint32_t s, uint32_t h,
 	uint32_t best_h2 = 0;
 	double best_gain = OO_EVAL_EPSILON;
 
-	if (is_through(p, s, lid) || follow(p, s, 0, lid, h, &cur) ||
-	    !cur.len || !is_hot(p, s, h, offset, &cur))
+	if (!hot_entry(p, s, h, offset, &cur))
 		return 0;
 	mine = net->lft[s][lid];
 	for (port = 1; port < net->stride; port++) {
@@ -791,7 +793,7 @@ static int swap_entry(struct polish *p, uint32_t s, uint32_t h,
 						     &cur2, &alt2))
 				continue;
 			shift_flows(p, s, h2, offset, &cur2, &alt2, 1, &g2);
-			ok = groups_ok(p, 1);
+			ok = groups_ok(p);
 			shift_flows(p, s, h2, offset, &cur2, &alt2, -1, NULL);
 			if (ok && g1 + g2 > best_gain) {
 				best_gain = g1 + g2;
@@ -885,7 +887,7 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 
 		follow(p, s, cand[i], lid, h, &alt);
 		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
-		ok = judge_groups(p, 0);
+		ok = groups_ok(p);
 		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
 		clear_groups(p);
 		if (ok && gain > -1e-12) {

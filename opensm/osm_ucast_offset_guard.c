@@ -76,8 +76,6 @@ struct oo_cell {
 	char name[40];
 	const uint32_t *order[OO_GUARD_SEEDS];
 	unsigned num_orders;
-	const uint32_t *polish_order[OO_GUARD_POLISH_SEEDS];
-	unsigned num_polish_orders;
 	unsigned n;
 	int traffic;		/* LID offset, or OO_EVAL_SPREAD */
 	double slack;		/* relative loss that still counts as even */
@@ -241,9 +239,7 @@ static int make_orders(struct oo_guard *g)
 }
 
 static void add_cell(struct oo_guard *g, const char *name, unsigned part,
-		     uint32_t *const *order, unsigned num_orders,
-		     uint32_t *const *polish_order, unsigned num_polish_orders,
-		     unsigned n)
+		     uint32_t *const *order, unsigned num_orders, unsigned n)
 {
 	int spread;
 
@@ -253,10 +249,7 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 		snprintf(c->name, sizeof(c->name), "%s%.0u %s", name, part,
 			 spread ? "spread" : "base");
 		memcpy(c->order, order, sizeof(*order) * num_orders);
-		memcpy(c->polish_order, polish_order,
-		       sizeof(*order) * num_polish_orders);
 		c->num_orders = num_orders;
-		c->num_polish_orders = num_polish_orders;
 		c->n = n;
 		c->traffic = spread ? OO_EVAL_SPREAD : 0;
 		c->slack = num_orders > 1 ? OO_GUARD_RANDOM_SLACK : 0.0;
@@ -278,9 +271,7 @@ static void add_offset_cells(struct oo_guard *g)
 
 		snprintf(c->name, sizeof(c->name), "leaf order base+%u", k);
 		c->order[0] = g->leaf_order;
-		c->polish_order[0] = g->leaf_order;
 		c->num_orders = 1;
-		c->num_polish_orders = 1;
 		c->n = g->num_hosts;
 		c->traffic = (int)k;
 		c->slack = 0.0;
@@ -293,19 +284,19 @@ static void make_cells(struct oo_guard *g)
 	unsigned n = g->num_hosts, q;
 	uint32_t *block;
 
-	add_cell(g, "leaf order", 0, &g->leaf_order, 1, &g->leaf_order, 1, n);
+	add_cell(g, "leaf order", 0, &g->leaf_order, 1, n);
 	for (q = 0; n >= 8 && q < 4; q++) {
 		block = g->leaf_order + q * n / 4;
-		add_cell(g, "quarter job ", q + 1, &block, 1, &block, 1,
+		add_cell(g, "quarter job ", q + 1, &block, 1,
 			 (q + 1) * n / 4 - q * n / 4);
 	}
 	for (q = 0; n >= 4 && q < 2; q++) {
 		block = g->leaf_order + q * n / 2;
-		add_cell(g, "half job ", q + 1, &block, 1, &block, 1,
+		add_cell(g, "half job ", q + 1, &block, 1,
 			 (q + 1) * n / 2 - q * n / 2);
 	}
 	add_cell(g, "random orders", 0, g->random_order + OO_GUARD_POLISH_SEEDS,
-		 OO_GUARD_SEEDS, g->random_order, OO_GUARD_POLISH_SEEDS, n);
+		 OO_GUARD_SEEDS, n);
 	add_offset_cells(g);
 }
 
@@ -1167,9 +1158,10 @@ static void log_polish(const struct oo_guard *g, const char *whose,
  * The polish (oo_polish()) of the tables in place (a copy of them in
  * was, their port profiles those in place), as whose in the log: the
  * leaf order, its jobs and its LID offsets steer it; the mean of random
- * orders must not drop, but of shuffles of its own (polish_order): the
- * guard judges the random orders on others, which a polish that fits
- * its sample does not sway.  With lead (per cell; NULL: none), the
+ * orders must not drop, but of shuffles of its own (the first
+ * OO_GUARD_POLISH_SEEDS of random_order): the guard judges the random
+ * orders on the others, which a polish that fits its sample does not
+ * sway.  With lead (per cell; NULL: none), the
  * polish may spend the lead of cells over their floors to raise those
  * below theirs.  Returns how many entries moved (their profiles moved with
  * them) where that raised the efficiency of those cells, evened the
@@ -1185,17 +1177,22 @@ static unsigned polish_in_place(struct oo_guard *g, const char *whose,
 	struct oo_polish_result res;
 	unsigned c, i, n = 0, steer = 0;
 
-	for (c = 0; c < g->num_cells; c++)
-		for (i = 0; i < g->cell[c].num_polish_orders; i++) {
-			cell[n].order = g->cell[c].polish_order[i];
-			cell[n].n = g->cell[c].n;
-			cell[n].traffic = g->cell[c].traffic;
+	for (c = 0; c < g->num_cells; c++) {
+		const struct oo_cell *gc = &g->cell[c];
+		int random = gc->num_orders > 1;
+
+		for (i = 0; i < (random ? OO_GUARD_POLISH_SEEDS : 1); i++) {
+			cell[n].order = random ? g->random_order[i] :
+			    gc->order[0];
+			cell[n].n = gc->n;
+			cell[n].traffic = gc->traffic;
 			cell[n].group = c;
-			cell[n].steer = g->cell[c].num_orders == 1;
+			cell[n].steer = !random;
 			cell[n].lead = lead ? lead[c] : 0.0;
 			steer += (unsigned)cell[n].steer;
 			n++;
 		}
+	}
 	if (oo_polish(&g->net, g->gn.lft, g->num_hosts, cell, n,
 		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK, &res)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
