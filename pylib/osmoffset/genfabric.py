@@ -491,6 +491,19 @@ def build_cluster(a):
                     cable_up(ps, half + 1 + k,
                              core[(j * up + k) % len(core)],
                              "%s uplink %d" % (ps, k + 1))
+    idle = [sw.name for sw in f.switches()
+            if not any(f.nodes[r].kind == "sw" for r, _ in sw.ports.values())]
+    if idle:
+        raise FabricError("%s would have no cable to another switch: the "
+                          "%s reach only %d of the %d core switches (give "
+                          "fewer --spines, or more %s)"
+                          % (", ".join(idle[:3]) +
+                             (" and %d more" % (len(idle) - 3)
+                              if len(idle) > 3 else ""),
+                             "pod spines' uplinks" if pods else
+                             "edges' uplinks", len(core) - len(idle),
+                             len(core), "--pod-uplinks or --pod-spines"
+                             if pods else "--edges or --uplinks"))
     for k, h in enumerate(mgmt):
         for t in range(len(core)):
             sw = core[(k + t) % len(core)]

@@ -778,6 +778,10 @@ def test_double_links_on_2level():
       "2", "--only-rail", "2"], "--only-rail must be in 0..1"),
     (["--edges", "36", "--hosts-per-edge", "2", "--spines", "1",
       "--uplinks", "2"], "no free port left"),
+    (["--edges", "9", "--hosts-per-edge", "4", "--uplinks", "2", "--pods",
+      "3", "--pod-spines", "2", "--spines", "8"],
+     "spine-06, spine-07 would have no cable to another switch: the pod "
+     "spines' uplinks reach only 6 of the 8 core switches"),
 ])
 def test_cluster_bad_requests_exit_2(args, msg):
     r = run("cluster", *args, check=False)
