@@ -460,6 +460,23 @@ unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue);
 unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
 				 const uint8_t *leaf, unsigned *rank);
 
+/*
+ * updn takes a cable between two roots as going up both ways (OpenSM's
+ * updn_get_dir(): roots are not meant to be cabled to each other), so
+ * routes that run from root to root over such cables can close a credit
+ * loop.  The detection finds such roots where a level of switches stands
+ * between the leaves and the top at one distance from every host: two
+ * directors' line ASICs, cabled to each other through edge switches
+ * without hosts, under their fabric ASICs.  This drops every root cabled
+ * to a root further from the leaves (hops over switch cables from the
+ * nearest leaf[]); those further up stay and the dropped ones are ranked
+ * under them (rank[s] = OO_UPDN_NO_RANK).  Roots at one distance that are
+ * cabled to each other stay.  Returns how many were dropped; 0 also when
+ * out of memory (the roots then stay as found).
+ */
+unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
+					const uint8_t *leaf, unsigned *rank);
+
 /* How many switches are roots (rank 0). */
 unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 			     const unsigned *rank);

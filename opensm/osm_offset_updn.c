@@ -275,6 +275,36 @@ static void leaf_levels(const struct oo_updn_graph *g, const uint8_t *leaf,
 	}
 }
 
+unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
+					const uint8_t *leaf, unsigned *rank)
+{
+	unsigned *lvl = calloc(2 * (size_t)g->num_sw + 1, sizeof(*lvl));
+	unsigned *drop, s, i, n = 0;
+
+	if (!lvl)
+		return 0;
+	leaf_levels(g, leaf, lvl, lvl + g->num_sw);
+	drop = lvl + g->num_sw;	/* the BFS queue is spent */
+	for (s = 0; s < g->num_sw; s++) {
+		if (rank[s] || lvl[s] == OO_UPDN_NO_RANK)
+			continue;
+		for (i = g->first[s]; i < g->first[s + 1]; i++) {
+			unsigned t = g->link[i].to;
+
+			if ((g->link[i].flags & OO_LINK_DIRECT) && !rank[t] &&
+			    lvl[t] != OO_UPDN_NO_RANK && lvl[t] > lvl[s]) {
+				drop[n++] = s;
+				break;
+			}
+		}
+	}
+	/* all found first: a dropped root still counts as one above */
+	for (i = 0; i < n; i++)
+		rank[drop[i]] = OO_UPDN_NO_RANK;
+	free(lvl);
+	return n;
+}
+
 /*
  * How many of s's cables lead one level down, where they are most of
  * them and at least two; else 0.

@@ -461,7 +461,7 @@ static uint8_t *find_leaves(const struct oo_hops *h, const unsigned *cas)
  */
 static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 {
-	unsigned found = h->num_roots, dropped, added = 0;
+	unsigned found = h->num_roots, dropped, under, added = 0;
 	uint8_t *leaf = find_leaves(h, cas);
 
 	if (!leaf)
@@ -474,6 +474,14 @@ static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 			"with the spines over leaves as roots: %u roots "
 			"(up/down over a leaf root lets credit loops form)\n",
 			dropped, found, oo_updn_count_roots(&h->g, h->rank));
+	under = oo_updn_drop_roots_under_roots(&h->g, leaf, h->rank);
+	if (under)
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u root switches "
+			"are cabled to roots further from the leaves; left "
+			"out, ranked under those: %u roots (updn takes a cable "
+			"between two roots as up both ways, and routes over "
+			"them can close a credit loop)\n", under,
+			oo_updn_count_roots(&h->g, h->rank));
 	if (h->complete_roots)
 		added = oo_updn_add_sibling_roots(&h->g, leaf, h->rank);
 	free(leaf);
@@ -488,28 +496,18 @@ static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 }
 
 /*
- * updn's root detection: a switch is a root when, of all end ports, more
- * than 90 % sit at one min-hop distance from it and no other distance has
- * more than 5 % of them.
+ * updn's root detection: a switch is a root when, of all end ports (cas[]
+ * per switch, cas_num in all), more than 90 % sit at one min-hop distance
+ * from it and no other distance has more than 5 % of them.  hist and dist
+ * are scratch.
  */
-static int find_roots_by_hops(struct oo_hops *h)
+static void mark_roots(struct oo_hops *h, const unsigned *cas,
+		       unsigned cas_num, unsigned *hist, uint8_t *dist)
 {
-	unsigned n = h->g.num_sw, s, t, i, cas_num;
-	unsigned *cas = calloc(n + 1, sizeof(*cas));
-	unsigned *hist = calloc((size_t)n * IB_SUBNET_PATH_HOPS_MAX + 1,
-				sizeof(*hist));
-	uint8_t *dist = malloc(n + 1);
-	double thd1, thd2;
+	unsigned n = h->g.num_sw, s, t, i;
+	double thd1 = cas_num * 0.9, thd2 = cas_num * 0.05;
 
-	if (!cas || !hist || !dist) {
-		free(cas);
-		free(hist);
-		free(dist);
-		return -1;
-	}
-	cas_num = count_cas(h, cas);
-	thd1 = cas_num * 0.9;
-	thd2 = cas_num * 0.05;
+	memset(hist, 0, sizeof(*hist) * n * IB_SUBNET_PATH_HOPS_MAX);
 	for (t = 0; t < n; t++) {
 		if (!cas[t])
 			continue;
@@ -532,9 +530,61 @@ static int find_roots_by_hops(struct oo_hops *h)
 			h->num_roots++;
 		}
 	}
+}
+
+/*
+ * Where updn's detection finds no root, the end ports on switches that
+ * are no leaves (management HCAs on spines or core switches: a few of
+ * them three hops from every spine are more than 5 % of a small fabric's
+ * end ports) are left out and it runs again, as for SHARP nodes: stock
+ * updn hands such a fabric to minhop, whose routes can close credit
+ * loops.  Returns how many end ports were left out (0: none, or no
+ * memory).
+ */
+static unsigned drop_core_cas(struct oo_hops *h, unsigned *cas)
+{
+	uint8_t *leaf = find_leaves(h, cas);
+	unsigned s, n = 0;
+
+	if (!leaf)
+		return 0;
+	for (s = 0; s < h->g.num_sw; s++)
+		if (!leaf[s]) {
+			n += cas[s];
+			cas[s] = 0;
+		}
+	free(leaf);
+	return n;
+}
+
+static int find_roots_by_hops(struct oo_hops *h)
+{
+	unsigned n = h->g.num_sw, cas_num, core;
+	unsigned *cas = calloc(n + 1, sizeof(*cas));
+	unsigned *hist = calloc((size_t)n * IB_SUBNET_PATH_HOPS_MAX + 1,
+				sizeof(*hist));
+	uint8_t *dist = malloc(n + 1);
+
+	if (!cas || !hist || !dist) {
+		free(cas);
+		free(hist);
+		free(dist);
+		return -1;
+	}
+	cas_num = count_cas(h, cas);
+	mark_roots(h, cas, cas_num, hist, dist);
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u root switches found "
 		"from the min-hop distances of %u end ports\n", h->num_roots,
 		cas_num);
+	if (!h->num_roots && (core = drop_core_cas(h, cas)) &&
+	    core < cas_num) {
+		mark_roots(h, cas, cas_num - core, hist, dist);
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: no root switch at "
+			"the min-hop distances of all %u end ports; without "
+			"the %u on switches that are no leaves (management "
+			"HCAs on spines or cores), %u\n", cas_num, core,
+			h->num_roots);
+	}
 	adjust_roots(h, cas);
 	if (h->aggregation_nodes)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u SHARP aggregation "

@@ -987,6 +987,65 @@ static struct oo_updn_graph tree3(void)
 	return g;
 }
 
+START_TEST(updn_roots_under_roots_are_left_out)
+{
+	struct oo_updn_graph g = tree3();
+	uint8_t leaf[NSW3] = { 1, 1, 1, 1 };
+	uint8_t none[NSW3] = { 0 };
+	unsigned queue[NSW3], s;
+
+	/* the detection took the middle switches for roots too (one
+	   distance from every host, as a director's line ASICs): each is
+	   cabled to a top root, and goes; the top switches stay */
+	for (s = M0; s <= T1; s++)
+		tree3_rank[s] = 0;
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, tree3_rank),
+			  4);
+	for (s = L0; s <= M3; s++)
+		ck_assert_uint_eq(tree3_rank[s], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(tree3_rank[T0], 0);
+	ck_assert_uint_eq(tree3_rank[T1], 0);
+	/* ranked under them, a step up from M0 to T0 no longer goes down
+	   the other way too */
+	ck_assert_uint_eq(oo_updn_rank(&g, queue), 2);
+	ck_assert_uint_eq(tree3_rank[M0], 1);
+	oo_updn_directions(&g);
+	for (s = tree3_first[M0]; s < tree3_first[M0 + 1]; s++)
+		ck_assert_uint_eq(tree3_links[s].down,
+				  tree3_links[s].to == L0 ||
+				  tree3_links[s].to == L1);
+	for (s = tree3_first[T0]; s < tree3_first[T0 + 1]; s++)
+		ck_assert_uint_eq(tree3_links[s].down, 1);
+
+	/* roots at one level, not cabled to each other: all stay */
+	g = tree3();
+	tree3_rank[T0] = OO_UPDN_NO_RANK;
+	tree3_rank[M0] = tree3_rank[M2] = 0;
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, tree3_rank),
+			  0);
+	ck_assert_uint_eq(tree3_rank[M0], 0);
+	ck_assert_uint_eq(tree3_rank[M2], 0);
+
+	/* M2 and M3, under the root T1, go; T0 is no root */
+	g = tree3();
+	tree3_rank[T0] = OO_UPDN_NO_RANK;
+	tree3_rank[T1] = tree3_rank[M2] = tree3_rank[M3] = 0;
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, tree3_rank),
+			  2);
+	ck_assert_uint_eq(tree3_rank[M3], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(tree3_rank[M2], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(tree3_rank[T1], 0);
+
+	/* no leaves: no distances to compare, the roots stay */
+	g = tree3();
+	tree3_rank[M0] = 0;
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, none, tree3_rank),
+			  0);
+	ck_assert_uint_eq(tree3_rank[M0], 0);
+	ck_assert_uint_eq(tree3_rank[T0], 0);
+}
+END_TEST
+
 START_TEST(updn_top_switches_beside_the_roots_join_them)
 {
 	struct oo_updn_graph g = tree3();
@@ -3082,6 +3141,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_leaf_roots_are_left_out);
 	tcase_add_test(hop, updn_spines_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_top_switches_beside_the_roots_join_them);
+	tcase_add_test(hop, updn_roots_under_roots_are_left_out);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);
 	suite_add_tcase(s, hop);
 

@@ -680,6 +680,69 @@ def test_top_switches_updn_left_out_join_the_roots(tmp_path):
         (leaf_base(ours), leaf_base(stock))
 
 
+def test_roots_cabled_under_roots_close_no_credit_loop(tmp_path):
+    """Two directors (2 line and 2 fabric ASICs each) joined only through
+    their edges, 3 of the 7 edges without hosts, a SHARP node on every
+    ASIC.  updn's detection takes 11 switches for roots: the line ASICs
+    (two hops from every host), the fabric ASICs and the empty edges
+    (three).  It takes a cable between two roots as going up both ways,
+    and at LMC 2 the routes of SHARP nodes from one director to the other
+    over the empty edges close a credit loop, stock updn's tables and
+    ours alike (found by a sweep of random cluster shapes).  The line
+    ASICs, cabled to roots further from the leaves, are now no roots:
+    ranked under the fabric ASICs and empty edges, the tables have no
+    credit loop, and every host and management HCA reaches every CA LID;
+    only SHARP nodes on the ASICs of one director stay out of reach of
+    some CAs (the loop-free fills of the reach pass do not cover them
+    all; reach_vls puts the rest on other lanes)."""
+    need_mode("on")
+    gen = ["cluster", "--radix", "64", "--edges", "4", "--hosts-per-edge",
+           "18", "--uplinks", "9", "--directors", "2", "--lines", "2",
+           "--fabrics", "2", "--empty-edges", "3", "--sharp", "--seed",
+           "223"]
+    log, ours = route_generated(tmp_path, "dir-joined", gen, "on", 2)
+    assert "4 root switches are cabled to roots further from the leaves; " \
+        "left out, ranked under those: 7 roots" in log
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    lost = unreachable_by_kind(tmp_path / "dir-joined-on-lmc2")
+    assert lost and all("sharp" in k for k in lost), lost
+    _log, stock = route_generated(tmp_path, "dir-joined", gen, "stock", 2)
+    assert stock["credit_loop"]
+    assert leaf_base(ours) > 1.2 * leaf_base(stock), \
+        (leaf_base(ours), leaf_base(stock))
+
+
+def test_roots_found_without_the_spines_hcas_where_updn_finds_none(tmp_path):
+    """Four rail edges of 8 hosts under 6 spines, 3 management HCAs on the
+    spines, 5 % of the cables missing.  Every spine sees the other
+    spines' HCAs three hops away, 2 of 35 end ports, more than updn's 5 %:
+    its detection finds no root, and stock OpenSM hands the fabric to
+    minhop, whose tables close a credit loop (found by a sweep of random
+    cluster shapes; port offsetting on minhop's routes closed one too).
+    Without the HCAs of switches that are no leaves the detection finds 4
+    roots, the 2 spines that lost a cable join them, and updn routes:
+    every pair, no credit loop, above stock in leaf order."""
+    need_mode("on")
+    gen = ["cluster", "--radix", "36", "--edges", "4", "--hosts-per-edge",
+           "8", "--uplinks", "8", "--rails", "4", "--spines", "6",
+           "--core-hosts", "3", "--remove-links", "0.05", "--seed", "479"]
+    log, ours = route_generated(tmp_path, "mgmt-spines", gen, "on")
+    assert "no root switch at the min-hop distances of all 35 end ports; " \
+        "without the 3 on switches that are no leaves (management HCAs " \
+        "on spines or cores), 4" in log
+    assert "updn tables configured on all switches" in log
+    out = tmp_path / "mgmt-spines-stock"
+    proc = run_osm_sim(["--net", str(tmp_path / "mgmt-spines.net"),
+                        "--out", str(out), "--quiet", "--no-ibroute",
+                        "--roots", "none", "--stock", "--allow-fallback"])
+    assert proc.returncode == 0, proc.stderr
+    stock = analyse_dir(out)
+    with open(out / "osm.log", errors="replace") as f:
+        assert "minhop tables configured on all switches" in f.read()
+    assert stock["credit_loop"]
+    assert_routed_above_stock(ours, stock, 1.2)
+
+
 def test_guard_scores_the_tables_the_reach_pass_leaves(tmp_path):
     """var-ndr-sharp-mgmt: a two-level NDR tree, every cable doubled, 5 %
     missing, management HCAs on 4 spines and a SHARP node on every
