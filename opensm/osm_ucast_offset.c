@@ -152,6 +152,8 @@ static int build_guarded(struct oo_plugin *plugin)
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,
 		.fill = plugin->opts.reach_all ? fill_for_guard : NULL,
+		.lanes_beyond_vl0 = plugin->opts.reach_all &&
+		    plugin->opts.reach_vls > 1,
 	};
 
 	if (!plugin->opts.stock_guard)

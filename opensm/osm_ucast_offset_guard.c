@@ -16,7 +16,9 @@
  * seeded random orders, with base-LID and (LMC > 0) striped traffic.
  * OpenSM's own LFT stage (the one updn and minhop use) runs too, on the
  * same hop tables, and its tables are scored the same way.  Ours stay
- * where they score at least as well in every cell; else a mix where the
+ * where they score at least as well in every cell (and, where the stock
+ * tables leave every CA LID a route, leave every one a route too); else
+ * a mix where the
  * host LIDs ours leave without a route, then the flows of the job blocks
  * ours lost take the stock routes, if that scores at least as well
  * everywhere; else ours built again with their lanes shared
@@ -107,6 +109,7 @@ struct oo_guard {
 	struct oo_ca_ports all_ca;	/* every CA port, SHARP nodes too */
 	unsigned num_all_ca;
 	int lost_ours;		/* lost_ca_lids() of lft_ours */
+	int lost_stock;		/* of the stock tables to beat */
 	uint32_t *prof_ours;
 	uint32_t *prof_stock;
 	uint8_t *lft_ours;
@@ -748,6 +751,30 @@ static unsigned count_offsets(const uint8_t *offset, unsigned lids,
 	return n;
 }
 
+/*
+ * Whether tables (what, in the log) leave lost CA LIDs without a route
+ * from some CA after the reach pass (SHARP nodes among them:
+ * lost_ca_lids(), -1 where it could not count) where the stock tables to
+ * beat leave none: they lose then, whatever they score, unless the reach
+ * pass may put what it cannot fill on lanes above VL0.  Where the stock
+ * tables leave some too, neither is whole, and the scores decide: on the
+ * SuperPOD analog with SHARP nodes ours leave 5,973 CA/LID pairs, stock's
+ * 5,466, and stock's score less than half of ours (reach_vls routes
+ * them all).
+ */
+static int loses_ca_lids(const struct oo_guard *g,
+			 const struct oo_guard_stages *st, const char *what,
+			 int lost)
+{
+	if (st->lanes_beyond_vl0 || g->lost_stock || lost <= 0)
+		return 0;
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s leave %d "
+		"CA LIDs (SHARP nodes among them) without a route from some "
+		"CA after the reach pass, the stock tables %d\n", what, lost,
+		g->lost_stock);
+	return 1;
+}
+
 /* Rounds of try_mix(): quarters, halves and offsets once per round. */
 #define OO_GUARD_MIX_ROUNDS 3
 
@@ -813,7 +840,8 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		score_tables(g, st, mixed);
 	}
 	own = count_offsets(offset, g->net.lids_per_port, OO_MIX_OWN);
-	ok = (dests || lost) && first_loss(g, mixed, stock) < 0;
+	ok = (dests || lost) && first_loss(g, mixed, stock) < 0 &&
+	    !loses_ca_lids(g, st, "a mix of both would", lost_ca_lids(g, st));
 	if (ok && own && oo_reach_tables_acyclic(g->osm) != 1) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: a mix "
 			"where %u LID offsets take updn's own routes would "
@@ -866,16 +894,20 @@ static int keep_or_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		       const struct oo_eval_score *stock,
 		       struct oo_eval_score *mixed)
 {
-	if (first_loss(g, ours, stock) < 0) {
+	int lost = first_loss(g, ours, stock) >= 0;
+
+	if (!lost && !loses_ca_lids(g, st, what, g->lost_ours)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
 			"score at least as well as the stock ones in all %u "
 			"cells; they stay\n", what, g->num_cells);
 		return OO_GUARD_KEEP;
 	}
-	log_loss(g, what, ours, stock);
+	if (lost)
+		log_loss(g, what, ours, stock);
 	if (try_mix(g, st, ours, stock, mixed))
 		return OO_GUARD_MIX;
-	log_loss(g, mix_what, mixed, stock);
+	if (first_loss(g, mixed, stock) >= 0)
+		log_loss(g, mix_what, mixed, stock);
 	return OO_GUARD_NEITHER;
 }
 
@@ -925,6 +957,7 @@ static int try_shared(struct oo_guard *g, const struct oo_guard_stages *st,
 		return 0;
 	save_profiles(g, g->prof_ours);
 	copy_lfts(g, g->lft_ours, 1);
+	g->lost_ours = lost_ca_lids(g, st);
 	return keep_or_mix(g, st, "port offsetting's LFTs with the base LIDs "
 			   "of dead lanes spread beyond their spine",
 			   "a mix of those and stock's would", shared, stock,
@@ -1325,7 +1358,7 @@ static int try_polish_stock(struct oo_guard *g,
  * ASICs of two directors, edges cabled to a rotating subset), a port's
  * LIDs then leave through all of them.  A variant goes on only if it
  * leaves no more CA LIDs without a route than ours (lost_ours, counted
- * here first).
+ * by compare_with_stock()).
  */
 static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 			 struct oo_eval_score *ours,
@@ -1355,7 +1388,6 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 	};
 	unsigned kept = 0;
 
-	g->lost_ours = lost_ca_lids(g, st);
 	if ((st->variants & OO_LFT_DESIGN_LANES) &&
 	    try_variant(g, st, OO_LFT_DESIGN_LANES, &design, ours, scratch))
 		kept = OO_LFT_DESIGN_LANES;
@@ -1468,6 +1500,7 @@ static int compare_with_stock(struct oo_guard *g,
 		goto out;
 	save_profiles(g, g->prof_ours);
 	copy_lfts(g, g->lft_ours, 1);
+	g->lost_ours = lost_ca_lids(g, st);
 	if (st->ours_with)
 		try_variants(g, st, ours, scratch);
 	restore_profiles(g, g->prof_before);
@@ -1488,6 +1521,8 @@ static int compare_with_stock(struct oo_guard *g,
 			"roots are completed; the stock tables to beat are "
 			"updn's own, over its own roots\n");
 	}
+	/* the stock tables to beat are in place */
+	g->lost_stock = lost_ca_lids(g, st);
 	ret = 0;
 	if (st->ours_with && (st->variants & OO_GUARD_POLISH))
 		try_polish(g, st, ours, own, scratch);
