@@ -148,7 +148,7 @@ def test_lmc_list(text, lmcs):
 
 
 BENCHES = ["bench-quality", "bench-fabrics", "bench-degraded",
-           "bench-spread", "bench-analyze"]
+           "bench-spread", "bench-analyze", "bench-shapes"]
 
 
 @pytest.mark.parametrize("tool", BENCHES)

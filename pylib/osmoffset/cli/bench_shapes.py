@@ -1,0 +1,141 @@
+# bench-shapes - stock updn and osmoffset on random cluster shapes
+#
+# Copyright (c) 2026 The osmoffset authors.
+#
+# This software is available to you under the terms of the GNU General
+# Public License (GPL) Version 2 or the OpenIB.org BSD license; see COPYING.
+"""Draw random cluster shapes, route each with stock updn and with the
+osmoffset plugin, and say where ours do worse.
+
+Each shape seed draws gen-fabric cluster arguments (radix 36, 40 or 64;
+tapered or full edges; a core of 1U spines, director chassis or pods;
+rails; edges without hosts; management HCAs on the core; doubled and
+missing cables; SHARP nodes) until gen-fabric accepts them, and routes
+the fabric with Debian's opensm (osm-sim, the roots left to updn as on a
+dump) at each --lmc.  For every cell it prints ours' and stock updn's
+shift efficiency in leaf order (base LIDs) and what is wrong with ours:
+a credit loop, more host/LID pairs without a route than stock updn, or a
+figure below stock updn's in leaf order, the first quarter or half job,
+or the random order of seed 1 (base and striped traffic), noting where
+stock updn leaves pairs without a route or has a credit loop itself.
+
+Exit status: 0 every cell measured and ours with no credit loop and no
+more pairs without a route than stock updn; 1 otherwise; 2 bad usage.
+
+Example:
+  bench-shapes --shapes 40 --lmc 0,2
+  bench-shapes --first-seed 101 --shapes 10 --out /tmp/shapes --json
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from osmoffset import benchcells, shapes
+from osmoffset.benchreport import UsageError, lmc_list, setup_failed
+from osmoffset.cli import add_version
+
+PROG = "bench-shapes"
+
+
+def positive(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError("'%s': want a number of at least "
+                                         "1" % text)
+    return n
+
+
+def lmcs(text):
+    try:
+        return lmc_list(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog=PROG, description="Stock updn and osmoffset on random cluster "
+        "shapes: credit loops, pairs without a route, figures below "
+        "stock.",
+        epilog="Exit status: 0 every cell measured, ours with no credit "
+        "loop and no more pairs without a route than stock updn; 1 "
+        "otherwise; 2 bad usage.")
+    ap.add_argument("--shapes", type=positive, default=20, metavar="N",
+                    help="shapes to draw (default 20)")
+    ap.add_argument("--first-seed", type=positive, default=1, metavar="S",
+                    help="seed of the first shape; the others follow "
+                    "(default 1)")
+    ap.add_argument("--lmc", type=lmcs, default=[0, 2], metavar="LIST",
+                    help="LMCs to route at (default 0,2)")
+    ap.add_argument("--jobs", type=positive, default=2, metavar="N",
+                    help="cells in parallel (default 2)")
+    ap.add_argument("--out", metavar="DIR",
+                    help="keep fabrics and runs here (default: a "
+                    "temporary directory, removed)")
+    ap.add_argument("--json", action="store_true",
+                    help="print the results as JSON")
+    add_version(ap, PROG)
+    args = ap.parse_args(argv)
+    if not os.path.isfile(os.path.join(benchcells.plugin_dir(),
+                                       "libosmoffset.so")):
+        ap.error("no libosmoffset.so in %s (build first: make)"
+                 % benchcells.plugin_dir())
+    return args
+
+
+def measure(args, out):
+    rows = []
+    for seed in range(args.first_seed, args.first_seed + args.shapes):
+        net, what = shapes.make_fabric(out, seed)
+        row = {"seed": seed, "net": net}
+        row.update({"args": what} if net else {"why": what})
+        rows.append(row)
+    tasks = shapes.make_tasks(out, rows, args.lmc, benchcells.plugin_dir())
+    for (i, config, lmc), r in benchcells.run_all(tasks, args.jobs).items():
+        rows[i].setdefault(config, {})[lmc] = r
+    return rows
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        print("%s: interrupted" % PROG, file=sys.stderr)
+        return 130
+
+
+def run(argv):
+    try:
+        args = parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    tmp = None
+    try:
+        if args.out:
+            out = os.path.abspath(args.out)
+        else:
+            tmp = tempfile.TemporaryDirectory(prefix="bench-shapes-")
+            out = tmp.name
+        os.makedirs(os.path.join(out, "fabrics"), exist_ok=True)
+        rows = measure(args, out)
+    except (UsageError, OSError) as exc:
+        return setup_failed(PROG, exc)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    s = shapes.summary(rows, args.lmc)
+    if args.json:
+        doc = {"lmcs": args.lmc, "summary": s, "rows": [
+            dict(r, findings={str(l): shapes.findings(r, l)
+                              for l in args.lmc}) for r in rows]}
+        print(json.dumps(doc, indent=1, sort_keys=True, default=str))
+    else:
+        print("\n".join(shapes.report(rows, args.lmc)))
+    return 1 if s["loop"] or s["reach"] or s["error"] else 0
