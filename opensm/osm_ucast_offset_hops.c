@@ -459,29 +459,39 @@ static uint8_t *find_leaves(const struct oo_hops *h, const unsigned *cas)
  * (oo_updn_add_sibling_roots()), and h->roots_completed says whether any
  * did.
  */
+/*
+ * "osmoffset: <which>; left out, <then>: N roots (<why>)", for roots the
+ * detection found and adjust_roots() left out, when there are any.
+ */
+static void log_left_out(const struct oo_hops *h, unsigned left,
+			 const char *which, const char *then, const char *why)
+{
+	if (left)
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %s; left out, %s: "
+			"%u roots (%s)\n", which, then,
+			oo_updn_count_roots(&h->g, h->rank), why);
+}
+
 static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 {
-	unsigned found = h->num_roots, dropped, under, added = 0;
+	unsigned found = h->num_roots, n, added = 0;
 	uint8_t *leaf = find_leaves(h, cas);
+	char which[128];
 
 	if (!leaf)
 		return;		/* no memory: updn's roots as found */
-	dropped = oo_updn_drop_leaf_roots(&h->g, leaf, h->rank);
-	if (dropped)
-		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u of the %u root "
-			"switches updn's detection found are leaves (hosts of "
-			"their own, neither spine- nor core-like); left out, "
-			"with the spines over leaves as roots: %u roots "
-			"(up/down over a leaf root lets credit loops form)\n",
-			dropped, found, oo_updn_count_roots(&h->g, h->rank));
-	under = oo_updn_drop_roots_under_roots(&h->g, leaf, h->rank);
-	if (under)
-		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u root switches "
-			"are cabled to roots further from the leaves; left "
-			"out, ranked under those: %u roots (updn takes a cable "
-			"between two roots as up both ways, and routes over "
-			"them can close a credit loop)\n", under,
-			oo_updn_count_roots(&h->g, h->rank));
+	n = oo_updn_drop_leaf_roots(&h->g, leaf, h->rank);
+	snprintf(which, sizeof(which), "%u of the %u root switches updn's "
+		 "detection found are leaves (hosts of their own, neither "
+		 "spine- nor core-like)", n, found);
+	log_left_out(h, n, which, "with the spines over leaves as roots",
+		     "up/down over a leaf root lets credit loops form");
+	n = oo_updn_drop_roots_under_roots(&h->g, leaf, h->rank);
+	snprintf(which, sizeof(which), "%u root switches are cabled to roots "
+		 "further from the leaves", n);
+	log_left_out(h, n, which, "ranked under those", "updn takes a cable "
+		     "between two roots as up both ways, and routes over them "
+		     "can close a credit loop");
 	if (h->complete_roots)
 		added = oo_updn_add_sibling_roots(&h->g, leaf, h->rank);
 	free(leaf);

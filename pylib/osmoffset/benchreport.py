@@ -2,6 +2,7 @@
 checks, Markdown tables, figures, JSON results and the description of the
 machine and the software a report was made with."""
 
+import argparse
 import json
 import os
 import platform
@@ -9,6 +10,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 from osmoffset import paths
 from osmoffset.benchcells import read_text
@@ -60,6 +62,70 @@ def add_report_options(parser, prog, doc_help):
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress lines on stderr")
     add_version(parser, prog)
+
+
+def at_least_one(text):
+    """argparse type: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError("'%s': want a number of at least "
+                                         "1" % text)
+    return n
+
+
+def add_run_options(parser, prog):
+    """--jobs, --out, --json and --version of a benchmark that keeps its
+    fabrics and runs only on request (parse_and_measure())."""
+    parser.add_argument("--jobs", type=at_least_one, default=2,
+                        metavar="N", help="cells in parallel (default 2)")
+    parser.add_argument("--out", metavar="DIR",
+                        help="keep fabrics and runs here (default: a "
+                        "temporary directory, removed)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the results as JSON")
+    add_version(parser, prog)
+
+
+def interruptible(prog, run, argv):
+    """A benchmark's main(): run(argv) (sys.argv[1:] for None), exit
+    status 130 with one line on stderr on Ctrl-C."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        print("%s: interrupted" % prog, file=sys.stderr)
+        return 130
+
+
+def parse_and_measure(prog, parse_args, argv, subdirs, measure):
+    """A benchmark's command line parsed (parse_args(argv)), then
+    measure(args, dir) run in --out DIR (made, with subdirs) or in a
+    temporary directory removed afterwards.  Returns (args, its result,
+    None), or (args or None, None, exit status): 0 for --help or
+    --version, 2 for bad usage, or where a UsageError or OSError stopped
+    the measurement (setup_failed())."""
+    try:
+        args = parse_args(argv)
+    except SystemExit as exc:
+        return None, None, 0 if exc.code == 0 else 2
+    tmp = None
+    try:
+        if args.out:
+            path = os.path.abspath(args.out)
+        else:
+            tmp = tempfile.TemporaryDirectory(prefix=prog + "-")
+            path = tmp.name
+        for sub in subdirs:
+            os.makedirs(os.path.join(path, sub), exist_ok=True)
+        return args, measure(args, path), None
+    except (UsageError, OSError) as exc:
+        return args, None, setup_failed(prog, exc)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
 
 
 def setup_failed(prog, exc):

@@ -32,12 +32,10 @@ import argparse
 import json
 import os
 import re
-import sys
-import tempfile
 
 from osmoffset import benchcells
-from osmoffset.benchreport import UsageError, setup_failed
-from osmoffset.cli import add_version
+from osmoffset.benchreport import (add_run_options, interruptible,
+                                   parse_and_measure)
 from osmoffset.degraded import (cell_figures, make_fabric, make_tasks,
                                 report)
 
@@ -88,19 +86,10 @@ def parse_args(argv):
     ap.add_argument("--optimum-max-hosts", type=int, default=72,
                     metavar="N", help="solve the best routing with "
                     "route-optimum up to N hosts (default 72; 0: never)")
-    ap.add_argument("--jobs", type=int, default=2, metavar="N",
-                    help="cells in parallel (default 2)")
-    ap.add_argument("--out", metavar="DIR",
-                    help="keep fabrics and runs here (default: a "
-                    "temporary directory, removed)")
-    ap.add_argument("--json", action="store_true",
-                    help="print the results as JSON")
-    add_version(ap, PROG)
+    add_run_options(ap, PROG)
     args = ap.parse_args(argv)
     if not 0 < args.remove < 1:
         ap.error("--remove must be between 0 and 1")
-    if args.jobs < 1:
-        ap.error("--jobs must be at least 1")
     for d in [benchcells.plugin_dir()] + ([args.baseline_plugin_dir]
                              if args.baseline_plugin_dir else []):
         if not os.path.isfile(os.path.join(d, "libosmoffset.so")):
@@ -126,33 +115,15 @@ def measure(args, out):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        return run(argv)
-    except KeyboardInterrupt:
-        print("%s: interrupted" % PROG, file=sys.stderr)
-        return 130
+    return interruptible(PROG, run, argv)
 
 
 def run(argv):
-    try:
-        args = parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
-    tmp = None
-    try:
-        if args.out:
-            out = os.path.abspath(args.out)
-        else:
-            tmp = tempfile.TemporaryDirectory(prefix="bench-degraded-")
-            out = tmp.name
-        os.makedirs(os.path.join(out, "fabrics"), exist_ok=True)
-        names, rows = measure(args, out)
-    except (UsageError, OSError) as exc:
-        return setup_failed(PROG, exc)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
+    args, res, rc = parse_and_measure(
+        PROG, parse_args, argv, ["fabrics"], measure)
+    if rc is not None:
+        return rc
+    names, rows = res
     if args.json:
         print(json.dumps({"configs": names, "remove": args.remove,
                           "rows": rows}, indent=1, sort_keys=True))

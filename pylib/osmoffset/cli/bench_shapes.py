@@ -30,25 +30,12 @@ Example:
 import argparse
 import json
 import os
-import sys
-import tempfile
 
 from osmoffset import benchcells, shapes
-from osmoffset.benchreport import UsageError, lmc_list, setup_failed
-from osmoffset.cli import add_version
+from osmoffset.benchreport import (UsageError, add_run_options, at_least_one,
+                                   interruptible, lmc_list, parse_and_measure)
 
 PROG = "bench-shapes"
-
-
-def positive(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError("'%s': want a number of at least "
-                                         "1" % text)
-    return n
 
 
 def lmcs(text):
@@ -66,21 +53,14 @@ def parse_args(argv):
         epilog="Exit status: 0 every cell measured, ours with no credit "
         "loop and no more pairs without a route than stock updn; 1 "
         "otherwise; 2 bad usage.")
-    ap.add_argument("--shapes", type=positive, default=20, metavar="N",
+    ap.add_argument("--shapes", type=at_least_one, default=20, metavar="N",
                     help="shapes to draw (default 20)")
-    ap.add_argument("--first-seed", type=positive, default=1, metavar="S",
+    ap.add_argument("--first-seed", type=at_least_one, default=1, metavar="S",
                     help="seed of the first shape; the others follow "
                     "(default 1)")
     ap.add_argument("--lmc", type=lmcs, default=[0, 2], metavar="LIST",
                     help="LMCs to route at (default 0,2)")
-    ap.add_argument("--jobs", type=positive, default=2, metavar="N",
-                    help="cells in parallel (default 2)")
-    ap.add_argument("--out", metavar="DIR",
-                    help="keep fabrics and runs here (default: a "
-                    "temporary directory, removed)")
-    ap.add_argument("--json", action="store_true",
-                    help="print the results as JSON")
-    add_version(ap, PROG)
+    add_run_options(ap, PROG)
     args = ap.parse_args(argv)
     if not os.path.isfile(os.path.join(benchcells.plugin_dir(),
                                        "libosmoffset.so")):
@@ -103,33 +83,14 @@ def measure(args, out):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        return run(argv)
-    except KeyboardInterrupt:
-        print("%s: interrupted" % PROG, file=sys.stderr)
-        return 130
+    return interruptible(PROG, run, argv)
 
 
 def run(argv):
-    try:
-        args = parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
-    tmp = None
-    try:
-        if args.out:
-            out = os.path.abspath(args.out)
-        else:
-            tmp = tempfile.TemporaryDirectory(prefix="bench-shapes-")
-            out = tmp.name
-        os.makedirs(os.path.join(out, "fabrics"), exist_ok=True)
-        rows = measure(args, out)
-    except (UsageError, OSError) as exc:
-        return setup_failed(PROG, exc)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
+    args, rows, rc = parse_and_measure(
+        PROG, parse_args, argv, ["fabrics"], measure)
+    if rc is not None:
+        return rc
     s = shapes.summary(rows, args.lmc)
     if args.json:
         doc = {"lmcs": args.lmc, "summary": s, "rows": [
