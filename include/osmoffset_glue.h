@@ -115,9 +115,10 @@ struct oo_guard_stages {
 	/* the reach pass that fills the tables that stay, or NULL: each
 	   candidate is scored as it will leave them */
 	oo_lft_builder fill;
-	/* the reach pass may put what it cannot fill loop-free on lanes
-	   above VL0 (reach_vls > 1): then CA LIDs fill leaves without a
-	   route on VL0 are not lost, and ours need not match stock's */
+	/* the reach pass may put what it cannot fill loop-free on VL0 on
+	   lanes above it (reach_vls > 1): the CA LIDs the fill leaves
+	   without a route on VL0 are then not lost for good, and ours need
+	   not leave as few as stock's */
 	int lanes_beyond_vl0;
 	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;

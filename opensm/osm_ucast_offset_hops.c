@@ -454,12 +454,6 @@ static uint8_t *find_leaves(const struct oo_hops *h, const unsigned *cas)
 }
 
 /*
- * Leaves updn's detection took for roots go (oo_updn_drop_leaf_roots());
- * with h->complete_roots, spines it left out join them
- * (oo_updn_add_sibling_roots()), and h->roots_completed says whether any
- * did.
- */
-/*
  * "osmoffset: <which>; left out, <then>: N roots (<why>)", for roots the
  * detection found and adjust_roots() left out, when there are any.
  */
@@ -472,6 +466,14 @@ static void log_left_out(const struct oo_hops *h, unsigned left,
 			oo_updn_count_roots(&h->g, h->rank), why);
 }
 
+/*
+ * Leaves updn's detection took for roots go (oo_updn_drop_leaf_roots()),
+ * and so do roots cabled to roots further from the leaves
+ * (oo_updn_drop_roots_under_roots());
+ * with h->complete_roots, spines it left out join them
+ * (oo_updn_add_sibling_roots()), and h->roots_completed says whether any
+ * did.
+ */
 static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 {
 	unsigned found = h->num_roots, n, added = 0;
