@@ -109,7 +109,8 @@ struct oo_guard {
 	struct oo_ca_ports all_ca;	/* every CA port, SHARP nodes too */
 	unsigned num_all_ca;
 	int lost_ours;		/* lost_ca_lids() of lft_ours */
-	int lost_stock;		/* of the stock tables to beat */
+	int lost_stock;		/* lost_ca_lids() of the stock tables to
+				   beat, once they are in place */
 	uint32_t *prof_ours;
 	uint32_t *prof_stock;
 	uint8_t *lft_ours;
@@ -1299,7 +1300,8 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
  * The stock tables are in place (a copy in was, profiles in prof) and
  * stay: their polish instead where it beats them (beats_ours() with the
  * stock tables as ours: at least as well in every cell, better on the
- * whole) and leaves no more CA LIDs without a route.  Returns 1 with the
+ * whole) and leaves no more CA LIDs without a route (lost_stock, counted
+ * when they first went in place).  Returns 1 with the
  * polished tables in place, else 0 with the stock tables back in place.
  */
 static int try_polish_stock(struct oo_guard *g,
@@ -1309,7 +1311,7 @@ static int try_polish_stock(struct oo_guard *g,
 			    struct oo_eval_score *scratch)
 {
 	struct oo_guard_sums sum_stock, sum_mine;
-	int lost_stock = lost_ca_lids(g, st), lost;
+	int lost;
 
 	if (!polish_in_place(g, "the stock LFTs", was, NULL))
 		return 0;
@@ -1317,7 +1319,8 @@ static int try_polish_stock(struct oo_guard *g,
 	log_scores(g, "stock, polished", scratch);
 	if (beats_ours(g, scratch, stock, stock, &sum_mine, &sum_stock)) {
 		lost = lost_ca_lids(g, st);
-		if (lost >= 0 && lost_stock >= 0 && lost <= lost_stock) {
+		if (lost >= 0 && g->lost_stock >= 0 &&
+		    lost <= g->lost_stock) {
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
 				"guard: the stock LFTs with entries of leaves "
 				"moved where that lowers a round's busiest "

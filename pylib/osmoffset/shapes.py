@@ -104,7 +104,7 @@ def measure_cell(task, res, osmlog):
                        for o, v in r["orders"].items()})
 
 
-CONFIGS = [("updn", None), ("osmoffset", "plugin")]
+CONFIGS = ("updn", "osmoffset")
 
 
 def make_tasks(out, rows, lmcs, plugin_dir):
@@ -114,7 +114,7 @@ def make_tasks(out, rows, lmcs, plugin_dir):
     for i, row in enumerate(rows):
         if row.get("net") is None:
             continue
-        for config, _p in CONFIGS:
+        for config in CONFIGS:
             for lmc in lmcs:
                 cell = os.path.join(out, "runs", "shape-%d" % row["seed"],
                                     config, "lmc%d" % lmc)
@@ -130,14 +130,39 @@ def make_tasks(out, rows, lmcs, plugin_dir):
     return tasks
 
 
+def measured_pair(row, lmc):
+    """(ours, stock updn's) cell of a row at one LMC, each None where it
+    is missing."""
+    return ((row.get("osmoffset") or {}).get(lmc),
+            (row.get("updn") or {}).get(lmc))
+
+
+def stock_whole(stock):
+    """Whether stock updn's cell routes every pair without a credit
+    loop."""
+    return not stock["unreachable_pairs"] and not stock["credit_loop"]
+
+
+def below_stock(ours, stock):
+    """The figures of ours below stock updn's by more than TOLERANCE:
+    (order, traffic, ours, stock) in ORDERS order, base then spread."""
+    out = []
+    for o, _spec in ORDERS:
+        for t in ("base", "spread"):
+            a = ours["orders"][o][t]
+            b = stock["orders"][o][t]
+            if a is not None and b is not None and a < b - TOLERANCE:
+                out.append((o, t, a, b))
+    return out
+
+
 def findings(row, lmc):
     """What is wrong with ours at one LMC of a row: a list of (kind,
     text), kind 'loop' (a credit loop in ours), 'reach' (more pairs
     without a route than stock updn), 'below' (a figure below stock
     updn's), 'error' (a cell not measured).  A 'below' says where stock
     updn leaves pairs without a route or has a credit loop itself."""
-    ours = (row.get("osmoffset") or {}).get(lmc)
-    stock = (row.get("updn") or {}).get(lmc)
+    ours, stock = measured_pair(row, lmc)
     out = []
     for name, cell in (("osmoffset", ours), ("updn", stock)):
         if cell is not None and cell.get("status") != "ok":
@@ -156,13 +181,9 @@ def findings(row, lmc):
                     % stock["unreachable_pairs"])
     if stock["credit_loop"]:
         note.append("stock has a credit loop")
-    for o, _spec in ORDERS:
-        for t in ("base", "spread"):
-            a = ours["orders"][o][t]
-            b = stock["orders"][o][t]
-            if a is not None and b is not None and a < b - TOLERANCE:
-                out.append(("below", "%s %s %.3f < %.3f%s" % (
-                    o, t, a, b, " (%s)" % "; ".join(note) if note else "")))
+    for o, t, a, b in below_stock(ours, stock):
+        out.append(("below", "%s %s %.3f < %.3f%s" % (
+            o, t, a, b, " (%s)" % "; ".join(note) if note else "")))
     return out
 
 
@@ -183,14 +204,15 @@ def summary(rows, lmcs):
             f = findings(r, lmc)
             for kind in ("loop", "reach", "error"):
                 s[kind] += any(k == kind for k, _t in f)
-            for k, text in f:
-                if k != "below":
-                    continue
-                s["below"] += 1
-                if "(stock" not in text:
-                    s["below_valid"] += 1
-                    s["below_structured_valid"] += \
-                        not text.startswith("random")
+            s["below"] += sum(1 for k, _t in f if k == "below")
+            ours, stock = measured_pair(r, lmc)
+            if stock is None or any(k == "error" for k, _t in f) or \
+                    not stock_whole(stock):
+                continue
+            below = below_stock(ours, stock)
+            s["below_valid"] += len(below)
+            s["below_structured_valid"] += sum(1 for o, *_f in below
+                                               if o != "random")
     return s
 
 
@@ -213,8 +235,7 @@ def report(rows, lmcs):
         if not r.get("net"):
             continue
         for lmc in lmcs:
-            ours = (r.get("osmoffset") or {}).get(lmc)
-            stock = (r.get("updn") or {}).get(lmc)
+            ours, stock = measured_pair(r, lmc)
             f = findings(r, lmc)
             hosts = (ours or {}).get("hosts") or (stock or {}).get("hosts")
             lines.append("%-6d %-3d %6s  %9s %9s  %s" % (
