@@ -471,8 +471,13 @@ unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
  * to a root further from the leaves (hops over switch cables from the
  * nearest leaf[]); those further up stay and the dropped ones are ranked
  * under them (rank[s] = OO_UPDN_NO_RANK).  Roots at one distance that are
- * cabled to each other stay.  Returns how many were dropped; 0 also when
- * out of memory (the roots then stay as found).
+ * cabled to each other stay.  A root that is a dead end (no leaf, cabled
+ * to one switch only, or to nothing but dead ends beyond that one: a pod
+ * spine that lost its edge cables, hanging off a top switch) is further
+ * from the leaves than the switch it hangs off, but is no top over it:
+ * no route crosses it, and the switch it hangs off stays a root.  Returns
+ * how many were dropped; 0 also when out of memory (the roots then stay as
+ * found).
  */
 unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 					const uint8_t *leaf, unsigned *rank);

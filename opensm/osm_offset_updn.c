@@ -275,15 +275,60 @@ static void leaf_levels(const struct oo_updn_graph *g, const uint8_t *leaf,
 	}
 }
 
+/*
+ * Whether s has cables to two switches or more that are not dead[] (a
+ * doubled cable leads to one switch).
+ */
+static int branches(const struct oo_updn_graph *g, const uint8_t *dead,
+		    unsigned s)
+{
+	unsigned i, first = OO_UPDN_NO_RANK;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		unsigned t = g->link[i].to;
+
+		if (!(g->link[i].flags & OO_LINK_DIRECT) || dead[t])
+			continue;
+		if (first == OO_UPDN_NO_RANK)
+			first = t;
+		else if (t != first)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Dead ends: switches that are no leaf and are cabled to one other
+ * switch at most, pruned until none is left, so that a chain of them
+ * hanging off the fabric is dead end to end.  A route into a dead end ends
+ * there: none crosses it.
+ */
+static void mark_dead_ends(const struct oo_updn_graph *g,
+			   const uint8_t *leaf, uint8_t *dead)
+{
+	unsigned s, pruned;
+
+	do {
+		pruned = 0;
+		for (s = 0; s < g->num_sw; s++)
+			if (!leaf[s] && !dead[s] && !branches(g, dead, s)) {
+				dead[s] = 1;
+				pruned++;
+			}
+	} while (pruned);
+}
+
 unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 					const uint8_t *leaf, unsigned *rank)
 {
 	unsigned *lvl = calloc(2 * (size_t)g->num_sw + 1, sizeof(*lvl));
+	uint8_t *dead = calloc((size_t)g->num_sw + 1, 1);
 	unsigned *drop, s, i, n = 0;
 
-	if (!lvl)
-		return 0;
+	if (!lvl || !dead)
+		goto out;
 	leaf_levels(g, leaf, lvl, lvl + g->num_sw);
+	mark_dead_ends(g, leaf, dead);
 	drop = lvl + g->num_sw;	/* the BFS queue is spent */
 	for (s = 0; s < g->num_sw; s++) {
 		if (rank[s] || lvl[s] == OO_UPDN_NO_RANK)
@@ -292,7 +337,8 @@ unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 			unsigned t = g->link[i].to;
 
 			if ((g->link[i].flags & OO_LINK_DIRECT) && !rank[t] &&
-			    lvl[t] != OO_UPDN_NO_RANK && lvl[t] > lvl[s]) {
+			    !dead[t] && lvl[t] != OO_UPDN_NO_RANK &&
+			    lvl[t] > lvl[s]) {
 				drop[n++] = s;
 				break;
 			}
@@ -301,6 +347,8 @@ unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 	/* all found first: a dropped root still counts as one above */
 	for (i = 0; i < n; i++)
 		rank[drop[i]] = OO_UPDN_NO_RANK;
+out:
+	free(dead);
 	free(lvl);
 	return n;
 }

@@ -957,32 +957,46 @@ static struct oo_updn_link tree3_links[2 * NCABLES3];
 static unsigned tree3_rank[NSW3];
 static uint64_t tree3_id[NSW3];
 
-/* Each switch's links in cable order, ports numbered from 1. */
-static struct oo_updn_graph tree3(void)
+/*
+ * A graph of nsw switches from a list of cables: each switch's links in
+ * cable order, ports numbered from 1; no root.
+ */
+static struct oo_updn_graph cabled(const unsigned (*cables)[2],
+				   unsigned ncables, unsigned nsw,
+				   unsigned *first, struct oo_updn_link *links,
+				   unsigned *rank, uint64_t *id)
 {
-	struct oo_updn_graph g = { NSW3, 8, tree3_first, tree3_links,
-				   tree3_rank, tree3_id };
+	struct oo_updn_graph g = { nsw, 8, first, links, rank, id };
 	unsigned s, c, n = 0;
 
-	for (s = 0; s < NSW3; s++) {
-		tree3_first[s] = n;
-		for (c = 0; c < NCABLES3; c++) {
-			const unsigned *e = tree3_cables[c];
-			struct oo_updn_link *l = &tree3_links[n];
+	for (s = 0; s < nsw; s++) {
+		first[s] = n;
+		for (c = 0; c < ncables; c++) {
+			const unsigned *e = cables[c];
+			struct oo_updn_link *l = &links[n];
 
 			if (e[0] != s && e[1] != s)
 				continue;
 			memset(l, 0, sizeof(*l));
 			l->to = e[0] == s ? e[1] : e[0];
-			l->port = (uint8_t)(n - tree3_first[s] + 1);
+			l->port = (uint8_t)(n - first[s] + 1);
 			l->flags = OO_LINK_RANKS | OO_LINK_ROUTES |
 			    OO_LINK_DIRECT | OO_LINK_HEALTHY;
 			n++;
 		}
-		tree3_rank[s] = OO_UPDN_NO_RANK;
-		tree3_id[s] = 100 * (s + 1);
+		rank[s] = OO_UPDN_NO_RANK;
+		id[s] = 100 * (s + 1);
 	}
-	tree3_first[NSW3] = n;
+	first[nsw] = n;
+	return g;
+}
+
+static struct oo_updn_graph tree3(void)
+{
+	struct oo_updn_graph g = cabled(tree3_cables, NCABLES3, NSW3,
+					tree3_first, tree3_links, tree3_rank,
+					tree3_id);
+
 	tree3_rank[T0] = 0;
 	return g;
 }
@@ -1043,6 +1057,51 @@ START_TEST(updn_roots_under_roots_are_left_out)
 			  0);
 	ck_assert_uint_eq(tree3_rank[M0], 0);
 	ck_assert_uint_eq(tree3_rank[T0], 0);
+}
+END_TEST
+
+/*
+ * tree3 with a chain hanging off T1: D0 (cabled to T1 twice, a pod spine
+ * that lost its edge cables) and D1 beyond it.
+ */
+enum { D0 = NSW3, D1, NSWD };
+
+static const unsigned hanging_cables[][2] = {
+	{ L0, M0 }, { L0, M1 }, { L1, M0 }, { L1, M1 },
+	{ L2, M2 }, { L2, M3 }, { L3, M2 }, { L3, M3 },
+	{ M0, T0 }, { M1, T0 }, { M2, T0 },
+	{ M0, T1 }, { M1, T1 }, { M2, T1 }, { M3, T1 },
+	{ T1, D0 }, { T1, D0 }, { D0, D1 },
+};
+
+#define NCABLESD (sizeof(hanging_cables) / sizeof(hanging_cables[0]))
+
+START_TEST(updn_dead_end_roots_leave_the_roots_they_hang_off)
+{
+	unsigned first[NSWD + 1], rank[NSWD], s;
+	struct oo_updn_link links[2 * NCABLESD];
+	uint64_t id[NSWD];
+	uint8_t leaf[NSWD] = { 1, 1, 1, 1 };
+	struct oo_updn_graph g;
+
+	/* every host is one distance from T0, T1, D0 and D1: all roots.
+	   D0 and D1 are further from the leaves than T1, but no route
+	   crosses them: T1 stays a root, and so do they */
+	g = cabled(hanging_cables, NCABLESD, NSWD, first, links, rank, id);
+	rank[T0] = rank[T1] = rank[D0] = rank[D1] = 0;
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, rank), 0);
+	for (s = T0; s <= D1; s++)
+		ck_assert_uint_eq(rank[s], 0);
+
+	/* hosts on D1: the chain carries their routes, D0 is no dead end,
+	   and T1 is further from the leaves than it: D0 goes, T1 stays */
+	leaf[D1] = 1;
+	g = cabled(hanging_cables, NCABLESD, NSWD, first, links, rank, id);
+	rank[T0] = rank[T1] = rank[D0] = 0;
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, rank), 1);
+	ck_assert_uint_eq(rank[D0], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(rank[T1], 0);
+	ck_assert_uint_eq(rank[T0], 0);
 }
 END_TEST
 
@@ -3142,6 +3201,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_spines_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_top_switches_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_roots_under_roots_are_left_out);
+	tcase_add_test(hop, updn_dead_end_roots_leave_the_roots_they_hang_off);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);
 	suite_add_tcase(s, hop);
 
