@@ -1,7 +1,8 @@
 """bench-shapes' cells and table: random cluster shapes (gen-fabric
 cluster with drawn radix, taper, core, pods, directors, rails, empty
 edges, management HCAs on the core, doubled and missing cables, SHARP
-nodes), each routed by stock updn and by the osmoffset plugin with the
+nodes), or copies of a given net file that lost random cables (gen-fabric
+degrade), each routed by stock updn and by the osmoffset plugin with the
 roots left to updn (as on a dump), and judged: credit loops, host/LID
 pairs without a route, and every rank order where ours score below stock.
 
@@ -68,12 +69,28 @@ def draw_shape(rng):
     return args
 
 
-def make_fabric(out, seed):
-    """The shape of seed: the first of its draws that gen-fabric accepts,
-    written to OUT/fabrics/shape-SEED.net.  Returns (path, gen-fabric
-    arguments), or (None, why) where every draw was refused."""
-    rng = random.Random(seed)
+def degrade_args(net, fraction, seed):
+    """gen-fabric arguments of net without round(fraction x its
+    inter-switch cables), drawn with seed."""
+    return ["degrade", "--net", net, "--remove-links", str(fraction),
+            "--seed", str(seed)]
+
+
+def make_fabric(out, seed, base=None, fraction=0.05):
+    """The shape of seed, written to OUT/fabrics/shape-SEED.net: the net
+    file base without a fraction of its inter-switch cables (gen-fabric
+    degrade), or without base the first of seed's draws that gen-fabric
+    accepts.  Returns (path, gen-fabric arguments), or (None, why) where
+    gen-fabric refused."""
     net = os.path.join(out, "fabrics", "shape-%d.net" % seed)
+    if base is not None:
+        args = degrade_args(base, fraction, seed)
+        p = benchcells.run_tool("gen-fabric", args + ["-o", net])
+        if p.returncode == 0:
+            return net, args
+        return None, benchcells.last_line(p.stderr) or \
+            "exit %d" % p.returncode
+    rng = random.Random(seed)
     why = None
     for _draw in range(DRAWS):
         args = draw_shape(rng)

@@ -16,6 +16,8 @@ import pytest
 from conftest import REPO, requires_plugin, run_with_plugin
 
 BENCH = os.path.join(REPO, "scripts", "bench-shapes")
+TINY = os.path.join(REPO, "tests", "python", "fixtures", "realfab",
+                    "tiny-ndr-nosharp.net")
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm"))
 
 
@@ -28,6 +30,9 @@ def bench(*args, timeout=300):
     (["--first-seed", "x"], "'x': want a number of at least 1"),
     (["--lmc", "5"], "--lmc: values must be 0..3"),
     (["--jobs", "-1"], "'-1': want a number of at least 1"),
+    (["--remove-links", "0.1"], "--remove-links needs --net"),
+    (["--net", "/nonexistent.net"], "--net /nonexistent.net: no such file"),
+    (["--net", TINY, "--remove-links", "1"], "a fraction in [0, 1) expected"),
 ])
 def test_bad_usage_exits_2(args, needle):
     p = bench(*args)
@@ -50,6 +55,24 @@ def test_a_seed_draws_the_same_shape(tmp_path):
     assert args == draws[2]
     assert net == str(tmp_path / "fabrics" / "shape-1.net")
     assert os.path.getsize(net) > 0
+
+
+def test_a_seed_degrades_the_given_fabric(tmp_path):
+    from osmoffset import degrade, shapes
+    os.makedirs(str(tmp_path / "fabrics"))
+    net, args = shapes.make_fabric(str(tmp_path), 3, TINY, 0.5)
+    assert args == ["degrade", "--net", TINY, "--remove-links", "0.5",
+                    "--seed", "3"]
+    with open(TINY) as f:
+        want, gone = degrade.degrade_text(f.read(), TINY, 0.5, 3)
+    with open(net) as f:
+        got = f.read()
+    assert got.count("# removed link ") == len(gone) == 2
+    assert [l for l in got.splitlines() if not l.startswith("# ")] == \
+        [l for l in want.splitlines() if not l.startswith("# ")]
+    # a fabric that cannot lose that many cables is no shape
+    net, why = shapes.make_fabric(str(tmp_path), 4, TINY, 0.9)
+    assert net is None and "could take out only 2" in why
 
 
 def cell(base, unreachable=0, loop=False, random_base=None):
@@ -103,4 +126,22 @@ def test_one_shape_end_to_end(tmp_path):
     assert not ours["credit_loop"] and ours["unreachable_pairs"] == 0
     assert ours["orders"]["leaf"]["base"] > stock["orders"]["leaf"]["base"]
     assert doc["summary"]["cells"] == 1 and doc["summary"]["loop"] == 0
+    assert row["findings"]["0"] == []
+
+
+@requires_plugin
+@pytest.mark.skipif(not HAVE_SIM, reason="ibsim/opensm missing")
+def test_a_degraded_fabric_of_ones_own_end_to_end(tmp_path):
+    p = bench("--net", TINY, "--remove-links", "0.25", "--shapes", "1",
+              "--lmc", "0", "--out", str(tmp_path), "--json")
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads(p.stdout)["rows"]
+    assert row["args"] == ["degrade", "--net", TINY, "--remove-links",
+                           "0.25", "--seed", "1"]
+    with open(row["net"]) as f:
+        assert f.read().count("# removed link ") == 1
+    ours, stock = row["osmoffset"]["0"], row["updn"]["0"]
+    assert ours["status"] == stock["status"] == "ok"
+    assert ours["hosts"] == stock["hosts"] == 4
+    assert not ours["credit_loop"] and ours["unreachable_pairs"] == 0
     assert row["findings"]["0"] == []

@@ -149,7 +149,7 @@ def test_help():
     r = run("--help")
     assert "2level" in r.stdout and "kary" in r.stdout
     for sub in ("2level", "kary", "ft3", "cluster", "seed-example", "info",
-                "check"):
+                "check", "degrade"):
         assert run(sub, "--help").returncode == 0
 
 

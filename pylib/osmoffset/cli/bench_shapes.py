@@ -19,12 +19,19 @@ figure below stock updn's in leaf order, the first quarter or half job,
 or the random order of seed 1 (base and striped traffic), noting where
 stock updn leaves pairs without a route or has a credit loop itself.
 
+With --net FILE the shapes are copies of that fabric, each without
+--remove-links of its inter-switch cables, drawn with the shape's seed
+(gen-fabric degrade): cables failing on a fabric of your own (for a dump,
+the fabric.net that osm-sim --ibnetdiscover writes).
+
 Exit status: 0 every cell measured and ours with no credit loop and no
 more pairs without a route than stock updn; 1 otherwise; 2 bad usage.
 
 Example:
   bench-shapes --shapes 40 --lmc 0,2
   bench-shapes --first-seed 101 --shapes 10 --out /tmp/shapes --json
+  osm-sim --ibnetdiscover fabric.txt --out /tmp/mine
+  bench-shapes --net /tmp/mine/fabric.net --remove-links 0.05 --shapes 10
 """
 
 import argparse
@@ -45,10 +52,22 @@ def lmcs(text):
         raise argparse.ArgumentTypeError(str(exc))
 
 
+def fraction(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v < 1:
+        raise argparse.ArgumentTypeError("a fraction in [0, 1) expected, "
+                                         "got %r" % text)
+    return v
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog=PROG, description="Stock updn and osmoffset on random cluster "
-        "shapes: credit loops, pairs without a route, figures below "
+        "shapes, or on copies of a fabric of your own that lost random "
+        "cables: credit loops, pairs without a route, figures below "
         "stock.",
         epilog="Exit status: 0 every cell measured, ours with no credit "
         "loop and no more pairs without a route than stock updn; 1 "
@@ -60,8 +79,22 @@ def parse_args(argv):
                     "(default 1)")
     ap.add_argument("--lmc", type=lmcs, default=[0, 2], metavar="LIST",
                     help="LMCs to route at (default 0,2)")
+    ap.add_argument("--net", metavar="FILE",
+                    help="instead of drawing shapes, take this ibsim net "
+                    "file (gen-fabric's, or the fabric.net of osm-sim "
+                    "--ibnetdiscover) and take random cables out of it, "
+                    "with each shape's seed")
+    ap.add_argument("--remove-links", type=fraction, default=None,
+                    metavar="F", help="with --net: the fraction of its "
+                    "inter-switch cables each shape loses (default 0.05)")
     add_run_options(ap, PROG)
     args = ap.parse_args(argv)
+    if args.net is not None and not os.path.isfile(args.net):
+        ap.error("--net %s: no such file" % args.net)
+    if args.net is None and args.remove_links is not None:
+        ap.error("--remove-links needs --net")
+    if args.remove_links is None:
+        args.remove_links = 0.05
     if not os.path.isfile(os.path.join(benchcells.plugin_dir(),
                                        "libosmoffset.so")):
         ap.error("no libosmoffset.so in %s (build first: make)"
@@ -72,7 +105,9 @@ def parse_args(argv):
 def measure(args, out):
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.shapes):
-        net, what = shapes.make_fabric(out, seed)
+        net, what = shapes.make_fabric(
+            out, seed, args.net and os.path.abspath(args.net),
+            args.remove_links)
         row = {"seed": seed, "net": net}
         row.update({"args": what} if net else {"why": what})
         rows.append(row)

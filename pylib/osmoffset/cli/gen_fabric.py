@@ -1,20 +1,22 @@
 """gen-fabric: generate ibsim fabric description (.net) files.
 
-The generators are osmoffset.genfabric; info reads net files with
-osmoffset.fabric, check routes them with osmoffset.runner.
+The generators are osmoffset.genfabric, degrade is osmoffset.degrade; info
+reads net files with osmoffset.fabric, check routes them with
+osmoffset.runner.
 """
 
 import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-from osmoffset import fabric, runner
+from osmoffset import degrade, fabric, runner
 from osmoffset.cli import add_version, tool_parser
 from osmoffset.genfabric import SHARP_DESC, FabricError, generate
 
@@ -40,6 +42,10 @@ Every fabric takes --sharp (one SHARP aggregation node per switch ASIC),
 missing cables), --remove-switches, --random-guids and --link.
 
 Tools:
+  degrade       a net file of your own (gen-fabric's, or the fabric.net
+                osm-sim --ibnetdiscover writes from a dump) without a random
+                fraction of its inter-switch cables, none that would cut
+                the fabric in two: cables failing on a real fabric
   info          describe a .net file (hosts, switches, updn roots, the ibsim
                 -N/-S/-P options it needs), optionally as JSON
   check         load .net files in ibsim (private socket), run stock opensm
@@ -240,6 +246,38 @@ def add_common(p):
                         "fabrics)")
 
 
+def degraded(a, argv):
+    """The text of gen-fabric degrade: a.net without its drawn cables, the
+    command and the cables taken out in '#' lines after its leading
+    comments."""
+    try:
+        with open(a.net, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as e:
+        raise FabricError("%s: cannot read: %s" % (a.net, e.strerror))
+    new, gone = degrade.degrade_text(text, a.net, a.remove_links, a.seed)
+    lines = new.splitlines(keepends=True)
+    head = 0
+    while head < len(lines) and lines[head].startswith("#"):
+        head += 1
+    note = ["# degraded: %s\n" % " ".join(
+        shlex.quote(x) for x in [PROG] + argv)]
+    note += ["# removed link %s\n" % g for g in gone]
+    return "".join(lines[:head] + note + lines[head:])
+
+
+def write_output(path, text):
+    """text to the file path, or to stdout when path is None."""
+    if not path:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise FabricError("%s: cannot write: %s" % (path, e.strerror))
+
+
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
@@ -339,6 +377,24 @@ def main(argv=None):
                    help="ports per switch (default 8)")
     add_common(p)
 
+    p = sub.add_parser(
+        "degrade", help="a net file without random inter-switch cables",
+        description="Write NET without round(F x its inter-switch cables), "
+        "drawn at random with --seed, none whose loss would cut a part of "
+        "the fabric off the rest (that one stays and the next is drawn).  "
+        "Every other line stays as written; '#' lines after the file's "
+        "leading comments record the command and each cable taken out.")
+    p.add_argument("--net", required=True, metavar="NET",
+                   help="an ibsim net file: gen-fabric's, or the fabric.net "
+                        "that osm-sim --ibnetdiscover writes from a dump")
+    p.add_argument("--remove-links", type=float, required=True, metavar="F",
+                   help="fraction of the inter-switch cables to take out, "
+                        "in [0, 1)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="random seed of the draw (default 1)")
+    p.add_argument("-o", "--output", default=None,
+                   help="output file (default: stdout)")
+
     p = sub.add_parser("info", help="describe net files")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true")
@@ -375,6 +431,9 @@ def main(argv=None):
                                       % (a.output, e.strerror))
             else:
                 sys.stdout.write(text)
+            return 0
+        if a.fabric == "degrade":
+            write_output(a.output, degraded(a, argv))
             return 0
         if a.fabric == "info":
             infos = [net_info(f) for f in a.files]
@@ -421,6 +480,7 @@ def main(argv=None):
         if a.json:
             print(json.dumps(results, indent=1))
         return 0 if all(r["ok"] for r in results) else 1
-    except (FabricError, fabric.InputError, runner.RunError) as e:
+    except (FabricError, fabric.InputError, runner.RunError,
+            degrade.DegradeError) as e:
         sys.stderr.write("%s: %s\n" % (PROG, e))
         return 2
