@@ -136,8 +136,8 @@ def test_a_degraded_fabric_of_ones_own_end_to_end(tmp_path):
               "--lmc", "0", "--out", str(tmp_path), "--json")
     assert p.returncode == 0, p.stderr
     (row,) = json.loads(p.stdout)["rows"]
-    assert row["args"] == ["degrade", "--net", TINY, "--remove-links",
-                           "0.25", "--seed", "1"]
+    assert row["args"] == ["degrade", "--net", os.path.abspath(TINY),
+                           "--remove-links", "0.25", "--seed", "1"]
     with open(row["net"]) as f:
         assert f.read().count("# removed link ") == 1
     ours, stock = row["osmoffset"]["0"], row["updn"]["0"]
