@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 from osmoffset import paths
-from osmoffset.benchcells import read_text
+from osmoffset.benchcells import PLUGIN_LIB, read_text
 from osmoffset.cli import add_version
 
 
@@ -87,6 +87,13 @@ def add_run_options(parser, prog):
     parser.add_argument("--json", action="store_true",
                         help="print the results as JSON")
     add_version(parser, prog)
+
+
+def require_plugins(parser, dirs):
+    """parser.error() for the first of dirs without the plugin library."""
+    for d in dirs:
+        if not os.path.isfile(os.path.join(d, PLUGIN_LIB)):
+            parser.error("no %s in %s (build first: make)" % (PLUGIN_LIB, d))
 
 
 def interruptible(prog, run, argv):

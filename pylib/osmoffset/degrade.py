@@ -24,20 +24,15 @@ class DegradeError(Exception):
     """A request the file cannot meet (one line, names the file)."""
 
 
-def cables(topo):
-    """The inter-switch cables of a net file's records, each once:
-    [((node id, port), (node id, port), [line, ...])], in file order;
-    the lines are those that list the cable (one or both ends)."""
-    kind = {r["id"]: r["kind"] for r in topo.records}
+def _all_cables(topo):
+    """Every cable of a net file's records, each once: [((node id, port),
+    (node id, port), [line, ...])] in file order; the lines are those that
+    list the cable (one end or both)."""
     seen = {}
     out = []
     for rec in topo.records:
-        if rec["kind"] != "SW":
-            continue
         for lp in sorted(rec["ports"]):
             info = rec["ports"][lp]
-            if kind.get(info["remote"]) != "SW":
-                continue
             a, b = (rec["id"], lp), (info["remote"], info["rport"])
             key = (a, b) if a <= b else (b, a)
             if key in seen:
@@ -48,20 +43,23 @@ def cables(topo):
     return out
 
 
-def _adjacency(topo):
-    """node id -> {neighbour id: cables between them}, every cable once
-    (a cable may be listed from one end or from both)."""
+def cables(topo, every=None):
+    """The inter-switch cables of every (default _all_cables(topo)), in
+    file order."""
+    kind = {r["id"]: r["kind"] for r in topo.records}
+    return [c for c in (every if every is not None else _all_cables(topo))
+            if kind.get(c[0][0]) == kind.get(c[1][0]) == "SW"]
+
+
+def _adjacency(topo, every):
+    """node id -> {neighbour id: cables between them}, of every cable
+    (_all_cables(topo))."""
     adj = {r["id"]: {} for r in topo.records}
-    seen = set()
-    for rec in topo.records:
-        for lp, info in rec["ports"].items():
-            a, b = (rec["id"], lp), (info["remote"], info["rport"])
-            key = (a, b) if a <= b else (b, a)
-            if key in seen or b[0] not in adj:
-                continue
-            seen.add(key)
-            adj[a[0]][b[0]] = adj[a[0]].get(b[0], 0) + 1
-            adj[b[0]][a[0]] = adj[b[0]].get(a[0], 0) + 1
+    for (a, _pa), (b, _pb), _lines in every:
+        if b not in adj:
+            continue
+        adj[a][b] = adj[a].get(b, 0) + 1
+        adj[b][a] = adj[b].get(a, 0) + 1
     return adj
 
 
@@ -84,17 +82,19 @@ def degrade_text(text, path, fraction, seed):
     """text (a net file, read from path) without round(fraction x its
     inter-switch cables), drawn with random.Random(seed), none whose
     loss would cut a part of the fabric off the rest.  Returns (the new
-    text, the cables taken out as 'A[p] - B[q]' in file order).  Raises fabric.InputError for a bad
-    file, DegradeError when too few cables can go."""
+    text, the cables taken out as 'A[p] - B[q]' in file order).  Raises
+    fabric.InputError for a bad file, DegradeError when too few cables
+    can go."""
     if not 0 <= fraction < 1:
         raise DegradeError("--remove-links must be in [0, 1) (got %g)"
                            % fraction)
     topo = fabric.parse_topology_text(text, str(path))
     if topo.fmt not in ("ibsim-net", "ibnetdiscover"):
         raise DegradeError("%s: not a net file (%s)" % (path, topo.fmt))
-    isl = cables(topo)
+    every = _all_cables(topo)
+    isl = cables(topo, every)
     want = int(round(fraction * len(isl)))
-    adj = _adjacency(topo)
+    adj = _adjacency(topo, every)
     order = list(range(len(isl)))
     random.Random(seed).shuffle(order)
     gone = []

@@ -30,12 +30,11 @@ Example:
 
 import argparse
 import json
-import os
 import re
 
 from osmoffset import benchcells
 from osmoffset.benchreport import (add_run_options, interruptible,
-                                   parse_and_measure)
+                                   parse_and_measure, require_plugins)
 from osmoffset.degraded import (cell_figures, make_fabric, make_tasks,
                                 report)
 
@@ -90,10 +89,8 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if not 0 < args.remove < 1:
         ap.error("--remove must be between 0 and 1")
-    for d in [benchcells.plugin_dir()] + ([args.baseline_plugin_dir]
-                             if args.baseline_plugin_dir else []):
-        if not os.path.isfile(os.path.join(d, "libosmoffset.so")):
-            ap.error("no libosmoffset.so in %s (build first: make)" % d)
+    require_plugins(ap, [benchcells.plugin_dir()] + (
+        [args.baseline_plugin_dir] if args.baseline_plugin_dir else []))
     return args
 
 

@@ -40,7 +40,8 @@ import os
 
 from osmoffset import benchcells, shapes
 from osmoffset.benchreport import (UsageError, add_run_options, at_least_one,
-                                   interruptible, lmc_list, parse_and_measure)
+                                   interruptible, lmc_list, parse_and_measure,
+                                   require_plugins)
 
 PROG = "bench-shapes"
 
@@ -95,10 +96,7 @@ def parse_args(argv):
         ap.error("--remove-links needs --net")
     if args.remove_links is None:
         args.remove_links = 0.05
-    if not os.path.isfile(os.path.join(benchcells.plugin_dir(),
-                                       "libosmoffset.so")):
-        ap.error("no libosmoffset.so in %s (build first: make)"
-                 % benchcells.plugin_dir())
+    require_plugins(ap, [benchcells.plugin_dir()])
     return args
 
 

@@ -422,15 +422,7 @@ def main(argv=None):
         if a.fabric in ("2level", "kary", "ft3", "cluster",
                         "seed-example"):
             _, text = generate(a, argv)
-            if a.output:
-                try:
-                    with open(a.output, "w") as fh:
-                        fh.write(text)
-                except OSError as e:
-                    raise FabricError("%s: cannot write: %s"
-                                      % (a.output, e.strerror))
-            else:
-                sys.stdout.write(text)
+            write_output(a.output, text)
             return 0
         if a.fabric == "degrade":
             write_output(a.output, degraded(a, argv))
