@@ -881,6 +881,18 @@ int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res);
 
 /*
+ * oo_reach_fill() without its retry round (the holes SHARP nodes' traffic
+ * runs into that their LIDs' best turn switches leave, filled toward the
+ * next best ones): what the stock guard weighs candidate tables by.  The
+ * round takes turns from a longer list in a greedy order, and one LID
+ * more or less left after it is no measure of the tables; it only adds
+ * fills, so the tables the guard keeps end with no more holes than it
+ * counted.  Returns as oo_reach_fill().
+ */
+int oo_reach_fill_no_retry(const struct oo_reach_net *net,
+			   struct oo_reach_result *res);
+
+/*
  * The SL of the route from each switch to each LID, where the reach pass
  * put routes on virtual lanes above VL0 (SL n travels on VL n).  A LID
  * without a row, and every route of a row left at 0, stays on VL0.

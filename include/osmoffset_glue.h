@@ -208,9 +208,10 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls);
 
 /*
- * The same on VL0 alone, silently and without SLs: what the stock guard
- * scores each candidate's tables as.  Returns 0, or -1 (no memory, a
- * switch without an LFT) with the tables as they were.
+ * The same on VL0 alone, silently, without SLs and without the retry
+ * round (oo_reach_fill_no_retry()): what the stock guard scores each
+ * candidate's tables as.  Returns 0, or -1 (no memory, a switch without
+ * an LFT) with the tables as they were.
  */
 int oo_reach_fill_vl0(struct osm_opensm *osm);
 

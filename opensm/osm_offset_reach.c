@@ -57,6 +57,10 @@ struct reach_work {
 	uint32_t last_turn;	/* the turn switch fill_lid() last took */
 	uint8_t *tried;		/* per switch: a turn switch whose fills
 				   closed a loop for the LID at hand */
+	uint8_t *in_use;	/* per switch: a turn switch kept fills of
+				   the LID at hand lead to */
+	int reuse;		/* only such switches may be the turn */
+	int retry;		/* try other turn switches for every LID */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
 	size_t num_fills;
 	size_t max_fills;
@@ -171,7 +175,8 @@ static uint64_t turn_cost(const struct oo_reach_net *net,
 	unsigned h;
 	int d;
 
-	if (w->state[t] != WALK_OK || !net->sw_lid[t] || w->tried[t])
+	if (w->state[t] != WALK_OK || !net->sw_lid[t] || w->tried[t] ||
+	    (w->reuse && !w->in_use[t]))
 		return UINT64_MAX;
 	d = hops_along(net, t, lid, dest, 1);
 	if (d < 0)
@@ -411,6 +416,7 @@ static void free_work(struct reach_work *w)
 	free(w->was_ok);
 	free(w->fills);
 	free(w->tried);
+	free(w->in_use);
 }
 
 /*
@@ -468,8 +474,9 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 	w->order = calloc(net->num_dests + 1, sizeof(*w->order));
 	w->need = calloc(net->num_sw + 1, 1);
 	w->tried = calloc(net->num_sw + 1, 1);
+	w->in_use = calloc(net->num_sw + 1, 1);
 	if (!w->state || !w->path || !w->holes || !w->cas || !w->hcas ||
-	    !w->order || !w->need || !w->tried) {
+	    !w->order || !w->need || !w->tried || !w->in_use) {
 		free_work(w);
 		return -1;
 	}
@@ -512,8 +519,62 @@ static int fill_all(const struct oo_reach_net *net, struct reach_work *w,
 	return res->filled ? oo_reach_acyclic(net) : 1;
 }
 
+/*
+ * The turn switches the kept fills of lid lead to: the first switch with
+ * an entry of its own after a filled one.  Returns how many.
+ */
+static unsigned mark_turns_in_use(const struct oo_reach_net *net,
+				  struct reach_work *w, unsigned lid)
+{
+	unsigned n = 0;
+	size_t i;
+
+	memset(w->in_use, 0, net->num_sw);
+	for (i = 0; i < w->num_fills; i++) {
+		uint32_t s = w->fills[2 * i], t;
+
+		if (w->fills[2 * i + 1] != lid)
+			continue;
+		t = net->next[(size_t)s * net->stride + net->lft[s][lid]];
+		if (t != OO_EVAL_NONE)
+			w->in_use[t] = 1;
+	}
+	for (i = 0; i < w->num_fills; i++)
+		if (w->fills[2 * i + 1] == lid)
+			w->in_use[w->fills[2 * i]] = 0;
+	for (i = 0; i < net->num_sw; i++)
+		n += w->in_use[i];
+	return n;
+}
+
 /* Turn switches fill_dest_acyclic() tries for one LID. */
 #define OO_REACH_TURN_TRIES 8
+
+/* The passes of oo_reach_fill_vls(). */
+#define OO_REACH_PASSES 4
+
+/*
+ * Whether to try another turn switch for lid after the fills toward
+ * w->last_turn closed a loop: for an HCA's LID in the pass for HCAs'
+ * traffic, the next best switch, up to OO_REACH_TURN_TRIES; in any pass,
+ * last, the switches this LID's kept fills already turn at (w->reuse):
+ * the dependencies out of those are there already, and a turn from one
+ * more switch into them is less likely to close a loop.
+ */
+static int another_turn(const struct oo_reach_net *net, struct reach_work *w,
+			uint32_t d, unsigned lid, unsigned try)
+{
+	if ((w->retry || (w->from == FROM_HCAS && !is_minor(net, d))) &&
+	    try + 1 < OO_REACH_TURN_TRIES) {
+		w->tried[w->last_turn] = 1;
+		return 1;
+	}
+	if (w->reuse || !mark_turns_in_use(net, w, lid) ||
+	    w->in_use[w->last_turn])
+		return 0;
+	w->reuse = 1;
+	return 1;
+}
 
 /*
  * One destination's LID filled so that the dependencies in g stay
@@ -528,10 +589,10 @@ static int fill_dest_acyclic(const struct oo_reach_net *net,
 			     uint32_t d, unsigned offset,
 			     struct oo_reach_result *res)
 {
-	unsigned try;
+	unsigned lid = net->dest_lid[d] + offset, try;
 	int ok = 0;
 
-	for (try = 0; try < OO_REACH_TURN_TRIES; try++) {
+	for (try = 0; try <= OO_REACH_TURN_TRIES; try++) {
 		struct oo_reach_result one;
 		size_t start = w->num_fills;
 		unsigned had;
@@ -545,21 +606,20 @@ static int fill_dest_acyclic(const struct oo_reach_net *net,
 			ok = 1;
 			break;
 		}
-		ok = oo_cdg_add_lid(g, net->dest_lid[d] + offset);
+		ok = oo_cdg_add_lid(g, lid);
 		if (ok > 0) {
 			res->left += one.left;
 			res->filled += one.filled;
 			break;
 		}
 		undo_fills(net, w, start);
-		if (ok < 0 || w->last_turn == OO_EVAL_NONE ||
-		    w->from != FROM_HCAS || is_minor(net, d) ||
-		    try + 1 == OO_REACH_TURN_TRIES) {
-			res->left += one.left + one.filled;
-			break;
-		}
-		w->tried[w->last_turn] = 1;
+		if (ok >= 0 && w->last_turn != OO_EVAL_NONE &&
+		    another_turn(net, w, d, lid, try))
+			continue;
+		res->left += one.left + one.filled;
+		break;
 	}
+	w->reuse = 0;
 	memset(w->tried, 0, net->num_sw);
 	return ok;
 }
@@ -857,8 +917,14 @@ static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
  * allows: the holes that traffic from HCAs runs into (from a switch with
  * HCAs of its own: what a management node that runs the SM or the SHARP
  * manager needs); where there are SHARP aggregation nodes, then the holes
- * their traffic runs into; then every hole left (a switch's own
- * management traffic).  A destination's fills in a pass stay or go
+ * their traffic runs into, first toward each LID's best turn switch only,
+ * then, for the holes left, toward the next best ones as well (the HCAs'
+ * pass tries those for the HCAs' LIDs from the start: the SHARP nodes'
+ * fills should not take the loop-free turns the HCAs' own need); then
+ * every hole left (a switch's own management traffic).  Where a LID's
+ * fills toward the turn switches tried close a loop, its last try is
+ * toward a switch its kept fills already turn at (another_turn()).  A
+ * destination's fills in a pass stay or go
  * together, so the HCAs' holes are not put at stake with the SHARP
  * nodes'.  In each pass, the LIDs of the HCAs before those of the SHARP
  * nodes (order_dests()), and the base LIDs first, then each further LID
@@ -866,11 +932,18 @@ static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
  * checks allow them.  With more than one virtual lane, the layered pass
  * (fill_layered()) then takes the holes left.
  */
-int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
-		      struct oo_reach_result *res, struct oo_sl_map *map)
+static int fill_passes(const struct oo_reach_net *net, unsigned vls,
+		       struct oo_reach_result *res, struct oo_sl_map *map,
+		       int retry)
 {
+	static const struct {
+		int from, retry;
+	} passes[OO_REACH_PASSES] = {
+		{ FROM_HCAS, 0 }, { FROM_CAS, 0 }, { FROM_CAS, 1 },
+		{ FROM_ANY, 0 },
+	};
 	struct reach_work w;
-	unsigned o;
+	unsigned o, pass;
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -880,8 +953,11 @@ int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
 		return 0;
 	if (init_work(net, &w))
 		return -1;
-	for (w.from = FROM_HCAS; w.from >= FROM_ANY && !ret; w.from--) {
-		if (w.from == FROM_CAS && !w.num_minor)
+	for (pass = 0; pass < OO_REACH_PASSES && !ret; pass++) {
+		w.from = passes[pass].from;
+		w.retry = passes[pass].retry;
+		if ((w.from == FROM_CAS && !w.num_minor) ||
+		    (w.retry && !retry))
 			continue;	/* the same holes as the pass before */
 		for (o = 0; o < net->lids_per_port && !ret; o++) {
 			struct oo_reach_result one;
@@ -911,8 +987,20 @@ int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
 	return ret;
 }
 
+int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
+		      struct oo_reach_result *res, struct oo_sl_map *map)
+{
+	return fill_passes(net, vls, res, map, 1);
+}
+
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
 {
-	return oo_reach_fill_vls(net, 1, res, NULL);
+	return fill_passes(net, 1, res, NULL, 1);
+}
+
+int oo_reach_fill_no_retry(const struct oo_reach_net *net,
+			   struct oo_reach_result *res)
+{
+	return fill_passes(net, 1, res, NULL, 0);
 }

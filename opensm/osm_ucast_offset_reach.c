@@ -242,7 +242,7 @@ int oo_reach_fill_vl0(struct osm_opensm *osm)
 	int ret = prepare_net(&rg, osm);
 
 	if (!ret)
-		ret = oo_reach_fill(&rg.net, &res);
+		ret = oo_reach_fill_no_retry(&rg.net, &res);
 	free_net(&rg);
 	return ret ? -1 : 0;
 }
