@@ -27,6 +27,7 @@ import pytest
 
 from conftest import (PLUGIN_SKIP_REASON, REPO, fabric_id, fabric_path,
                       plugin_dir, run_osm_sim, run_script)
+from osmoffset import fabric
 
 LFT_ANALYZE = os.path.join(REPO, "scripts", "lft-analyze")
 
@@ -1063,3 +1064,59 @@ def test_management_hcas_of_two_directors_reach_each_other(tmp_path):
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
     assert_routed_above_stock(ours, stock, 3.0)
+
+
+def unrouted_to(out, dest_desc):
+    """(source description, LID) of every CA whose packets for a LID of
+    the CA dest_desc end without delivery, by the tables in out."""
+    topo = fabric.load_topology(str(out / "opensm-subnet.lst"))
+    lfts = fabric.load_lfts(str(out / "opensm-lfts.dump"))
+    dest = [n for n in topo.cas() if n.desc == dest_desc]
+    assert len(dest) == 1, dest_desc
+    lost = []
+    for lid in lfts.port_lids()[dest[0].guid]:
+        for src in topo.cas():
+            if src is dest[0] or (src.guid, src.port or 1) not in \
+                    topo.links:
+                continue
+            sw = topo.links[(src.guid, src.port or 1)][0]
+            for _hop in range(len(lfts.switches) + 1):
+                port = lfts.switches[sw].lft.get(lid)
+                nxt = topo.links.get((sw, port)) if port else None
+                if nxt is None or nxt[0] not in lfts.switches:
+                    break
+                sw = nxt[0]
+            if nxt is None or nxt[0] != dest[0].guid:
+                lost.append((src.desc, lid))
+    return lost
+
+
+def test_sharp_nodes_of_one_director_reach_the_hca_of_the_other(tmp_path):
+    """bench-shapes shape 41: two directors joined only through 9 edges,
+    10 % of the cables missing, a management HCA on a line ASIC of the
+    first, SHARP nodes on every ASIC; updn's detection finds no root
+    (stock OpenSM routes minhop, with a credit loop).  From the second
+    director's line ASICs only a down/up turn at an edge gets to the HCA.
+    The turn each LID takes first closes a credit loop; the reach pass's
+    retry round takes the next best turn switches for the holes of the
+    SHARP nodes' traffic too: at LMC 0 every SHARP node reaches the HCA,
+    with no credit loop (10 did not).  At LMC 2 the routes of the further
+    offsets close a loop with every turn there is (9 edges): the 40 pairs
+    stay without a route, as before."""
+    need_mode("on")
+    net = str(tmp_path / "shape-41.net")
+    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"), [
+        "cluster", "--radix", "36", "--edges", "9", "--hosts-per-edge",
+        "12", "--uplinks", "12", "--directors", "2", "--lines", "6",
+        "--fabrics", "4", "--core-hosts", "1", "--remove-links", "0.1",
+        "--sharp", "--seed", "744", "--random-guids", "-o", net])
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "on"
+    proc = run_osm_sim(["--net", net, "--out", str(out), "--quiet",
+                        "--no-ibroute", "--roots", "none",
+                        "--port-offsetting", "on",
+                        "--plugin-dir", plugin_dir()])
+    assert proc.returncode == 0, proc.stderr
+    assert unrouted_to(out, "mgmt01 HCA-1") == []
+    res = analyse_dir(out)
+    assert not res["credit_loop"], res["credit_cycle"]
