@@ -759,9 +759,9 @@ static unsigned count_offsets(const uint8_t *offset, unsigned lids,
  * beat leave none: they lose then, whatever they score, unless the reach
  * pass may put what it cannot fill on lanes above VL0.  Where the stock
  * tables leave some too, neither is whole, and the scores decide: on the
- * SuperPOD analog with SHARP nodes ours leave 5,973 CA/LID pairs, stock's
- * 5,466, and stock's score less than half of ours (reach_vls routes
- * them all).
+ * SuperPOD analog with SHARP nodes ours leave 5,973 CA/LID pairs before
+ * the reach pass's retry round (5,560 after it), stock's 5,466, and
+ * stock's score less than half of ours (reach_vls routes them all).
  */
 static int loses_ca_lids(const struct oo_guard *g,
 			 const struct oo_guard_stages *st, const char *what,
