@@ -550,7 +550,7 @@ static unsigned mark_turns_in_use(const struct oo_reach_net *net,
 /* Turn switches fill_dest_acyclic() tries for one LID. */
 #define OO_REACH_TURN_TRIES 8
 
-/* The passes of oo_reach_fill_vls(). */
+/* The passes of fill_passes(). */
 #define OO_REACH_PASSES 4
 
 /*
@@ -924,13 +924,13 @@ static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
  * every hole left (a switch's own management traffic).  Where a LID's
  * fills toward the turn switches tried close a loop, its last try is
  * toward a switch its kept fills already turn at (another_turn()).  A
- * destination's fills in a pass stay or go
- * together, so the HCAs' holes are not put at stake with the SHARP
- * nodes'.  In each pass, the LIDs of the HCAs before those of the SHARP
- * nodes (order_dests()), and the base LIDs first, then each further LID
- * offset: the base-LID fills are then the same at every LMC wherever the
- * checks allow them.  With more than one virtual lane, the layered pass
- * (fill_layered()) then takes the holes left.
+ * destination's fills in a pass stay or go together, so the HCAs' holes
+ * are not put at stake with the SHARP nodes'.  In each pass, the LIDs of
+ * the HCAs before those of the SHARP nodes (order_dests()), and the base
+ * LIDs first, then each further LID offset: the base-LID fills are then
+ * the same at every LMC wherever the checks allow them.  With more than
+ * one virtual lane, the layered pass (fill_layered()) then takes the
+ * holes left.
  */
 static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 		       struct oo_reach_result *res, struct oo_sl_map *map,
@@ -956,9 +956,10 @@ static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 	for (pass = 0; pass < OO_REACH_PASSES && !ret; pass++) {
 		w.from = passes[pass].from;
 		w.retry = passes[pass].retry;
+		/* without SHARP nodes, the same holes as the HCAs' pass */
 		if ((w.from == FROM_CAS && !w.num_minor) ||
 		    (w.retry && !retry))
-			continue;	/* the same holes as the pass before */
+			continue;
 		for (o = 0; o < net->lids_per_port && !ret; o++) {
 			struct oo_reach_result one;
 
