@@ -482,6 +482,24 @@ unsigned oo_updn_drop_leaf_roots(const struct oo_updn_graph *g,
 unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 					const uint8_t *leaf, unsigned *rank);
 
+/*
+ * An edge switch without hosts (an empty leaf) cabled to every spine of a
+ * two-level tree is one distance from every host too, and further from
+ * the leaves than the spines: updn's detection may take it for a root
+ * beside them, and oo_updn_drop_roots_under_roots() would then rank the
+ * spines under it.  It is no core over them: a spine sends it one cable
+ * of many, where a director's line ASIC sends about as many cables up to
+ * its fabric ASICs as down to the edges.  Call this first: it drops each
+ * root (rank[s] = OO_UPDN_NO_RANK) that is further from the leaves than
+ * roots it is cabled to and is a core over none of them, a core over a
+ * root being one of the roots further up that take, together, at least
+ * half as many of its cables as it has toward the leaves.  Dead ends do
+ * not count (see oo_updn_drop_roots_under_roots()).  Returns how many
+ * were dropped; 0 also when out of memory.
+ */
+unsigned oo_updn_drop_edge_tops(const struct oo_updn_graph *g,
+				const uint8_t *leaf, unsigned *rank);
+
 /* How many switches are roots (rank 0). */
 unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 			     const unsigned *rank);

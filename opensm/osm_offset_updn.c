@@ -318,6 +318,81 @@ static void mark_dead_ends(const struct oo_updn_graph *g,
 	} while (pruned);
 }
 
+/* Whether t is a root further from the leaves than s, and no dead end. */
+static int root_above(const unsigned *rank, const unsigned *lvl,
+		      const uint8_t *dead, unsigned s,
+		      const struct oo_updn_link *l)
+{
+	unsigned t = l->to;
+
+	return (l->flags & OO_LINK_DIRECT) && !rank[t] && !dead[t] &&
+	    lvl[t] != OO_UPDN_NO_RANK && lvl[t] > lvl[s];
+}
+
+/*
+ * Whether root s stands under a core: its cables to roots further from
+ * the leaves (root_above()) are at least half as many as its cables to
+ * switches nearer the leaves.  A director's line ASIC sends about as many
+ * cables up to its fabric ASICs as down to the edges; a spine sends one
+ * of many to an edge switch without hosts, which is no core over it.
+ */
+static int under_a_core(const struct oo_updn_graph *g, const unsigned *rank,
+			const unsigned *lvl, const uint8_t *dead, unsigned s)
+{
+	unsigned i, up = 0, down = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++) {
+		const struct oo_updn_link *l = &g->link[i];
+
+		if (root_above(rank, lvl, dead, s, l))
+			up++;
+		else if ((l->flags & OO_LINK_DIRECT) &&
+			 lvl[l->to] < lvl[s])
+			down++;
+	}
+	return up && 2 * up >= down;
+}
+
+unsigned oo_updn_drop_edge_tops(const struct oo_updn_graph *g,
+				const uint8_t *leaf, unsigned *rank)
+{
+	unsigned *lvl = calloc(2 * (size_t)g->num_sw + 1, sizeof(*lvl));
+	uint8_t *dead = calloc((size_t)g->num_sw + 1, 1);
+	uint8_t *top = calloc((size_t)g->num_sw + 1, 1);
+	unsigned s, i, n = 0;
+
+	if (!lvl || !dead || !top)
+		goto out;
+	leaf_levels(g, leaf, lvl, lvl + g->num_sw);
+	mark_dead_ends(g, leaf, dead);
+	/* top: a root above another, 1 no core over any, 2 a core over
+	   some */
+	for (s = 0; s < g->num_sw; s++) {
+		uint8_t core;
+
+		if (rank[s] || lvl[s] == OO_UPDN_NO_RANK)
+			continue;
+		core = (uint8_t)(1 + under_a_core(g, rank, lvl, dead, s));
+		for (i = g->first[s]; i < g->first[s + 1]; i++) {
+			unsigned t = g->link[i].to;
+
+			if (root_above(rank, lvl, dead, s, &g->link[i]) &&
+			    top[t] < core)
+				top[t] = core;
+		}
+	}
+	for (s = 0; s < g->num_sw; s++)
+		if (top[s] == 1) {
+			rank[s] = OO_UPDN_NO_RANK;
+			n++;
+		}
+out:
+	free(top);
+	free(dead);
+	free(lvl);
+	return n;
+}
+
 unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 					const uint8_t *leaf, unsigned *rank)
 {
@@ -333,16 +408,11 @@ unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 	for (s = 0; s < g->num_sw; s++) {
 		if (rank[s] || lvl[s] == OO_UPDN_NO_RANK)
 			continue;
-		for (i = g->first[s]; i < g->first[s + 1]; i++) {
-			unsigned t = g->link[i].to;
-
-			if ((g->link[i].flags & OO_LINK_DIRECT) && !rank[t] &&
-			    !dead[t] && lvl[t] != OO_UPDN_NO_RANK &&
-			    lvl[t] > lvl[s]) {
+		for (i = g->first[s]; i < g->first[s + 1]; i++)
+			if (root_above(rank, lvl, dead, s, &g->link[i])) {
 				drop[n++] = s;
 				break;
 			}
-		}
 	}
 	/* all found first: a dropped root still counts as one above */
 	for (i = 0; i < n; i++)

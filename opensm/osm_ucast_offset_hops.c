@@ -468,8 +468,9 @@ static void log_left_out(const struct oo_hops *h, unsigned left,
 
 /*
  * Leaves updn's detection took for roots go (oo_updn_drop_leaf_roots()),
- * and so do roots cabled to roots further from the leaves
- * (oo_updn_drop_roots_under_roots());
+ * and so do edge switches without hosts it took for roots above the
+ * spines (oo_updn_drop_edge_tops()), and roots cabled to roots further
+ * from the leaves (oo_updn_drop_roots_under_roots());
  * with h->complete_roots, spines it left out join them
  * (oo_updn_add_sibling_roots()), and h->roots_completed says whether any
  * did.
@@ -478,7 +479,7 @@ static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 {
 	unsigned found = h->num_roots, n, added = 0;
 	uint8_t *leaf = find_leaves(h, cas);
-	char which[128];
+	char which[192];
 
 	if (!leaf)
 		return;		/* no memory: updn's roots as found */
@@ -488,6 +489,12 @@ static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 		 "spine- nor core-like)", n, found);
 	log_left_out(h, n, which, "with the spines over leaves as roots",
 		     "up/down over a leaf root lets credit loops form");
+	n = oo_updn_drop_edge_tops(&h->g, leaf, h->rank);
+	snprintf(which, sizeof(which), "%u root switches are further from "
+		 "the leaves than roots they are cabled to but no core over "
+		 "them (few of their cables: edge switches without hosts)", n);
+	log_left_out(h, n, which, "ranked under those roots", "the roots "
+		     "they are cabled to would be ranked under them");
 	n = oo_updn_drop_roots_under_roots(&h->g, leaf, h->rank);
 	snprintf(which, sizeof(which), "%u root switches are cabled to roots "
 		 "further from the leaves", n);

@@ -1105,6 +1105,71 @@ START_TEST(updn_dead_end_roots_leave_the_roots_they_hang_off)
 }
 END_TEST
 
+/*
+ * A two-level tree: leaves P0-P3 under spines Q0-Q2, each leaf cabled to
+ * every spine, and an edge switch E without hosts cabled to every spine.
+ */
+enum { P0, P1, P2, P3, Q0, Q1, Q2, E0, NSWE };
+
+static const unsigned empty_edge_cables[][2] = {
+	{ P0, Q0 }, { P1, Q0 }, { P2, Q0 }, { P3, Q0 },
+	{ P0, Q1 }, { P1, Q1 }, { P2, Q1 }, { P3, Q1 },
+	{ P0, Q2 }, { P1, Q2 }, { P2, Q2 }, { P3, Q2 },
+	{ E0, Q0 }, { E0, Q1 }, { E0, Q2 },
+};
+
+#define NCABLESE (sizeof(empty_edge_cables) / sizeof(empty_edge_cables[0]))
+
+START_TEST(updn_an_edge_without_hosts_is_no_top_over_the_spines)
+{
+	unsigned first[NSWE + 1], rank[NSWE], queue[NSWE], s;
+	struct oo_updn_link links[2 * NCABLESE];
+	uint64_t id[NSWE];
+	uint8_t leaf[NSWE] = { 1, 1, 1, 1 };
+	struct oo_updn_graph g;
+
+	/* the detection took E0 for a root beside Q0 and Q1: one cable of
+	   each spine's five goes to it, no core; it goes, the spines stay
+	   and rank it a step below them, beside the leaves (Q2, a root it
+	   missed, joins them through oo_updn_add_sibling_roots()) */
+	g = cabled(empty_edge_cables, NCABLESE, NSWE, first, links, rank,
+		   id);
+	rank[Q0] = rank[Q1] = rank[E0] = 0;
+	ck_assert_uint_eq(oo_updn_drop_edge_tops(&g, leaf, rank), 1);
+	ck_assert_uint_eq(rank[E0], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, rank), 0);
+	ck_assert_uint_eq(rank[Q0], 0);
+	ck_assert_uint_eq(rank[Q1], 0);
+	ck_assert_uint_eq(oo_updn_rank(&g, queue), 2);
+	ck_assert_uint_eq(rank[E0], 1);
+	for (s = P0; s <= P3; s++)
+		ck_assert_uint_eq(rank[s], 1);
+	ck_assert_uint_eq(rank[Q2], 2);
+
+	/* before, the spines went under it */
+	g = cabled(empty_edge_cables, NCABLESE, NSWE, first, links, rank,
+		   id);
+	rank[Q0] = rank[Q1] = rank[E0] = 0;
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, rank), 2);
+	ck_assert_uint_eq(rank[E0], 0);
+
+	/* tree3: every middle switch sends as many cables up to T0 and T1
+	   as down to its leaves; they are cores and stay */
+	g = tree3();
+	for (s = M0; s <= T1; s++)
+		tree3_rank[s] = 0;
+	ck_assert_uint_eq(oo_updn_drop_edge_tops(&g, leaf, tree3_rank), 0);
+	ck_assert_uint_eq(tree3_rank[T0], 0);
+	ck_assert_uint_eq(tree3_rank[T1], 0);
+
+	/* no root above another: nothing goes */
+	g = cabled(empty_edge_cables, NCABLESE, NSWE, first, links, rank,
+		   id);
+	rank[Q0] = rank[Q1] = rank[Q2] = 0;
+	ck_assert_uint_eq(oo_updn_drop_edge_tops(&g, leaf, rank), 0);
+}
+END_TEST
+
 START_TEST(updn_top_switches_beside_the_roots_join_them)
 {
 	struct oo_updn_graph g = tree3();
@@ -3202,6 +3267,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_top_switches_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_roots_under_roots_are_left_out);
 	tcase_add_test(hop, updn_dead_end_roots_leave_the_roots_they_hang_off);
+	tcase_add_test(hop, updn_an_edge_without_hosts_is_no_top_over_the_spines);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);
 	suite_add_tcase(s, hop);
 

@@ -1124,3 +1124,32 @@ def test_sharp_nodes_of_one_director_reach_the_hca_of_the_other(tmp_path):
     assert unrouted_to(out, "mgmt01 HCA-1") == []
     res = analyse_dir(out)
     assert not res["credit_loop"], res["credit_cycle"]
+
+
+def test_an_edge_without_hosts_does_not_rank_the_spines_under_it(tmp_path):
+    """bench-shapes shape 178: two rails of 3 edges (16 hosts each) and an
+    edge without hosts under 10 spines, 4 management HCAs on spines, 10 %
+    of the cables missing.  updn's detection takes 5 spines and the empty
+    edge for roots, the edge further from the leaves than the spines.  As
+    a root cabled to a root further up, each of those spines went and
+    ranked under the empty edge (2 roots: it and the spine it lost its
+    cable to): leaf order 0.303, the quarter job 0.483, against stock
+    updn's 0.307 and 0.653.  The edge takes one cable of a spine's
+    seven, no core over it: it goes instead, the 5 spines the detection
+    missed join the others, and ours route over the 10 spines."""
+    need_mode("on")
+    gen = ["cluster", "--radix", "36", "--edges", "6", "--hosts-per-edge",
+           "16", "--uplinks", "10", "--rails", "2", "--spines", "10",
+           "--empty-edges", "1", "--core-hosts", "4", "--remove-links",
+           "0.1", "--seed", "433"]
+    log, ours = route_generated(tmp_path, "empty-edge", gen, "on")
+    assert "osmoffset: 1 root switches are further from the leaves than " \
+        "roots they are cabled to but no core over them" in log
+    assert "join them as roots: 10 roots" in log
+    with open(tmp_path / "empty-edge-on-lmc0" /
+              "opensm-updn-roots.dump") as f:
+        roots = [line for line in f if line.strip()]
+    assert len(roots) == 10
+    _log, stock = route_generated(tmp_path, "empty-edge", gen, "stock")
+    assert not stock["credit_loop"] and stock["unreachable_pairs"] == 0
+    assert_routed_above_stock(ours, stock, 1.2)
