@@ -1120,6 +1120,22 @@ static const unsigned empty_edge_cables[][2] = {
 
 #define NCABLESE (sizeof(empty_edge_cables) / sizeof(empty_edge_cables[0]))
 
+/* That tree with the switches of the bit mask roots for roots. */
+static struct oo_updn_graph empty_edge_tree(unsigned *first,
+					    struct oo_updn_link *links,
+					    unsigned *rank, uint64_t *id,
+					    unsigned roots)
+{
+	struct oo_updn_graph g = cabled(empty_edge_cables, NCABLESE, NSWE,
+					first, links, rank, id);
+	unsigned s;
+
+	for (s = 0; s < NSWE; s++)
+		if (roots >> s & 1)
+			rank[s] = 0;
+	return g;
+}
+
 START_TEST(updn_an_edge_without_hosts_is_no_top_over_the_spines)
 {
 	unsigned first[NSWE + 1], rank[NSWE], queue[NSWE], s;
@@ -1132,9 +1148,8 @@ START_TEST(updn_an_edge_without_hosts_is_no_top_over_the_spines)
 	   each spine's five goes to it, no core; it goes, the spines stay
 	   and rank it a step below them, beside the leaves (Q2, a root it
 	   missed, joins them through oo_updn_add_sibling_roots()) */
-	g = cabled(empty_edge_cables, NCABLESE, NSWE, first, links, rank,
-		   id);
-	rank[Q0] = rank[Q1] = rank[E0] = 0;
+	g = empty_edge_tree(first, links, rank, id,
+			    1U << Q0 | 1U << Q1 | 1U << E0);
 	ck_assert_uint_eq(oo_updn_drop_edge_tops(&g, leaf, rank), 1);
 	ck_assert_uint_eq(rank[E0], OO_UPDN_NO_RANK);
 	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, rank), 0);
@@ -1147,9 +1162,8 @@ START_TEST(updn_an_edge_without_hosts_is_no_top_over_the_spines)
 	ck_assert_uint_eq(rank[Q2], 2);
 
 	/* before, the spines went under it */
-	g = cabled(empty_edge_cables, NCABLESE, NSWE, first, links, rank,
-		   id);
-	rank[Q0] = rank[Q1] = rank[E0] = 0;
+	g = empty_edge_tree(first, links, rank, id,
+			    1U << Q0 | 1U << Q1 | 1U << E0);
 	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, rank), 2);
 	ck_assert_uint_eq(rank[E0], 0);
 
@@ -1163,9 +1177,8 @@ START_TEST(updn_an_edge_without_hosts_is_no_top_over_the_spines)
 	ck_assert_uint_eq(tree3_rank[T1], 0);
 
 	/* no root above another: nothing goes */
-	g = cabled(empty_edge_cables, NCABLESE, NSWE, first, links, rank,
-		   id);
-	rank[Q0] = rank[Q1] = rank[Q2] = 0;
+	g = empty_edge_tree(first, links, rank, id,
+			    1U << Q0 | 1U << Q1 | 1U << Q2);
 	ck_assert_uint_eq(oo_updn_drop_edge_tops(&g, leaf, rank), 0);
 }
 END_TEST
