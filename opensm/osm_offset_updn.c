@@ -318,6 +318,30 @@ static void mark_dead_ends(const struct oo_updn_graph *g,
 	} while (pruned);
 }
 
+/*
+ * For the root rules below: each switch's hops from the nearest leaf
+ * (leaf_levels(); *lvl has room for num_sw more entries, the BFS queue,
+ * free after) and the dead ends (mark_dead_ends()), in arrays the caller
+ * frees.  Returns 0, or -1 out of memory (both NULL).
+ */
+static int levels_and_dead_ends(const struct oo_updn_graph *g,
+				const uint8_t *leaf, unsigned **lvl,
+				uint8_t **dead)
+{
+	*lvl = calloc(2 * (size_t)g->num_sw + 1, sizeof(**lvl));
+	*dead = calloc((size_t)g->num_sw + 1, 1);
+	if (!*lvl || !*dead) {
+		free(*lvl);
+		free(*dead);
+		*lvl = NULL;
+		*dead = NULL;
+		return -1;
+	}
+	leaf_levels(g, leaf, *lvl, *lvl + g->num_sw);
+	mark_dead_ends(g, leaf, *dead);
+	return 0;
+}
+
 /* Whether t is a root further from the leaves than s, and no dead end. */
 static int root_above(const unsigned *rank, const unsigned *lvl,
 		      const uint8_t *dead, unsigned s,
@@ -356,15 +380,11 @@ static int under_a_core(const struct oo_updn_graph *g, const unsigned *rank,
 unsigned oo_updn_drop_edge_tops(const struct oo_updn_graph *g,
 				const uint8_t *leaf, unsigned *rank)
 {
-	unsigned *lvl = calloc(2 * (size_t)g->num_sw + 1, sizeof(*lvl));
-	uint8_t *dead = calloc((size_t)g->num_sw + 1, 1);
-	uint8_t *top = calloc((size_t)g->num_sw + 1, 1);
-	unsigned s, i, n = 0;
+	uint8_t *top = calloc((size_t)g->num_sw + 1, 1), *dead;
+	unsigned *lvl, s, i, n = 0;
 
-	if (!lvl || !dead || !top)
+	if (levels_and_dead_ends(g, leaf, &lvl, &dead) || !top)
 		goto out;
-	leaf_levels(g, leaf, lvl, lvl + g->num_sw);
-	mark_dead_ends(g, leaf, dead);
 	/* top: a root above another, 1 no core over any, 2 a core over
 	   some */
 	for (s = 0; s < g->num_sw; s++) {
@@ -396,14 +416,11 @@ out:
 unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 					const uint8_t *leaf, unsigned *rank)
 {
-	unsigned *lvl = calloc(2 * (size_t)g->num_sw + 1, sizeof(*lvl));
-	uint8_t *dead = calloc((size_t)g->num_sw + 1, 1);
-	unsigned *drop, s, i, n = 0;
+	unsigned *lvl, *drop, s, i, n = 0;
+	uint8_t *dead;
 
-	if (!lvl || !dead)
-		goto out;
-	leaf_levels(g, leaf, lvl, lvl + g->num_sw);
-	mark_dead_ends(g, leaf, dead);
+	if (levels_and_dead_ends(g, leaf, &lvl, &dead))
+		return 0;
 	drop = lvl + g->num_sw;	/* the BFS queue is spent */
 	for (s = 0; s < g->num_sw; s++) {
 		if (rank[s] || lvl[s] == OO_UPDN_NO_RANK)
@@ -417,7 +434,6 @@ unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 	/* all found first: a dropped root still counts as one above */
 	for (i = 0; i < n; i++)
 		rank[drop[i]] = OO_UPDN_NO_RANK;
-out:
 	free(dead);
 	free(lvl);
 	return n;
