@@ -28,20 +28,35 @@ static inline double oo_thread_cpu_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The roots oo_updn_build_hop_tables() ranks the switches from. */
+enum oo_updn_roots {
+	OO_ROOTS_UPDN,		/* as updn's own detection finds them */
+	OO_ROOTS_CHECKED,	/* SHARP nodes out of the detection; leaf
+				   roots, edge tops and roots under roots
+				   left out */
+	OO_ROOTS_COMPLETED,	/* and the spines the detection missed
+				   join them */
+};
+
+/* What *changed of oo_updn_build_hop_tables() reports. */
+#define OO_ROOTS_CHANGED 1	/* the roots may not be updn's */
+#define OO_ROOTS_ADDED 2	/* spines joined them */
+
 /*
  * The updn engine's hop-table stage (build_lid_matrices), computed with
  * oo_updn_hops().  Returns 0 when the hop tables are built, -1 when there
  * are no root switches (as updn: the next routing engine is tried), and 1
  * when this configuration is left to OpenSM's own updn stage (connected
  * roots, node ids file, hop weights without a usable root file, ports
- * that disagree about their links, no memory, unusual LIDs).  With
- * complete_roots, spines the root detection left out join the roots
- * (oo_updn_add_sibling_roots(); never with a root GUID file), and
- * *roots_completed (if given) says whether any did: the tables are then
- * not the ones stock updn builds.
+ * that disagree about their links, no memory, unusual LIDs).  roots says
+ * which roots (never more than the root GUID file's, when there is one);
+ * *changed (if given) gets OO_ROOTS_CHANGED when anything but updn's
+ * detection had a say (SHARP nodes left out of it, roots left out or
+ * added: the tables may then not be the ones stock updn builds) and
+ * OO_ROOTS_ADDED when spines joined the roots.
  */
-int oo_updn_build_hop_tables(struct osm_opensm *osm, int complete_roots,
-			     int *roots_completed);
+int oo_updn_build_hop_tables(struct osm_opensm *osm, enum oo_updn_roots roots,
+			     unsigned *changed);
 
 /*
  * The minhop engine's hop-table stage (osm_ucast_mgr_build_lid_matrices),
@@ -93,10 +108,12 @@ typedef int (*oo_lft_variant)(void *context, unsigned lane_share,
 
 /*
  * The stages the stock guard runs.  ours and stock fill the LFTs from the
- * hop tables in place; when those are not the ones the stock engine would
- * use (roots completed, see oo_updn_build_hop_tables()), stock_hops
- * rebuilds the stock engine's and our_hops ours again (both NULL
- * otherwise).  stock may be NULL (not known: ours stay unchecked).
+ * hop tables in place.  When those are not the ones the stock engine
+ * would use (roots changed, see oo_updn_build_hop_tables()), stock_hops
+ * rebuilds the stock engine's own, checked_hops (or NULL) those over the
+ * roots port offsetting checked but did not complete, and our_hops ours
+ * again (all NULL otherwise).  stock may be NULL (not known: ours stay
+ * unchecked).
  */
 struct oo_guard_stages {
 	oo_lft_builder ours;
@@ -111,6 +128,7 @@ struct oo_guard_stages {
 	unsigned variants;
 	oo_lft_builder stock;
 	oo_lft_builder stock_hops;
+	oo_lft_builder checked_hops;
 	oo_lft_builder our_hops;
 	/* the reach pass that fills the tables that stay, or NULL: each
 	   candidate is scored as it will leave them */
@@ -130,8 +148,11 @@ struct oo_guard_stages {
  * of both, or the stock tables stay, the first that scores at least as
  * well as stock in every rank order looked at.  With stock_hops, the
  * stock tables to beat, and those that stay when ours and the mix lose,
- * are the stock engine's own (its hop tables, then its LFT stage), while
- * the mix takes its stock entries from the LFT stage over our hop tables.
+ * are the stock engine's own (its hop tables, then its LFT stage) unless
+ * they have a credit loop or updn finds no root (then those over the
+ * checked roots, with checked_hops, else the LFT stage over our hop
+ * tables), while the mix takes its stock entries from the LFT stage over
+ * our hop tables.
  * Returns 0 with a full set of LFTs in place (and the hop tables they were
  * built over), -1 when st->ours failed (the port profiles are as before).
  */

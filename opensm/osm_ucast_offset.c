@@ -55,8 +55,9 @@ struct oo_plugin {
 	/* OpenSM's own LFT stage (minhop's, which updn uses too) */
 	oo_lft_builder stock_lfts;
 	void *stock_ctx;
-	/* this routing's updn hop tables are over roots we completed */
-	int roots_completed;
+	/* whether this routing's updn roots are not updn's own
+	   (OO_ROOTS_CHANGED, OO_ROOTS_ADDED) */
+	unsigned roots_changed;
 	/* the SLs of the routes the reach pass put above VL0 */
 	struct oo_path_sls sls;
 };
@@ -90,7 +91,15 @@ static int build_stock_hops(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_updn_build_hop_tables(plugin->osm, 0, NULL);
+	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_UPDN, NULL);
+}
+
+/* updn's hop tables over the roots port offsetting checks. */
+static int build_checked_hops(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_CHECKED, NULL);
 }
 
 /* updn's hop tables over the roots port offsetting completes. */
@@ -98,15 +107,17 @@ static int build_our_hops(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_updn_build_hop_tables(plugin->osm, 1, NULL);
+	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_COMPLETED,
+					NULL);
 }
 
 /*
  * updn's and minhop's hop tables are built here unless told otherwise;
  * whatever the builders leave alone (return > 0) the engine's own stage
- * builds.  With port offsetting on, updn's roots are completed (spines
- * its detection left out join them); the LFT stage then also answers to
- * the stock engine's own tables.
+ * builds.  With port offsetting on, updn's roots are checked and
+ * completed (leaves and edges it took for roots go, spines its detection
+ * left out join them); where that changes them, the LFT stage also
+ * answers to the stock engine's own tables.
  */
 static int wrap_build_lid_matrices(void *context)
 {
@@ -114,12 +125,13 @@ static int wrap_build_lid_matrices(void *context)
 	struct oo_plugin *plugin = w->plugin;
 	int ret = 1;
 
-	plugin->roots_completed = 0;
+	plugin->roots_changed = 0;
 	if (plugin->opts.hop_tables == OO_HOPS_FAST) {
 		if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_UPDN)
 			ret = oo_updn_build_hop_tables(plugin->osm,
-					plugin->opts.rule != OO_RULE_OFF,
-					&plugin->roots_completed);
+					plugin->opts.rule != OO_RULE_OFF ?
+					OO_ROOTS_COMPLETED : OO_ROOTS_CHECKED,
+					&plugin->roots_changed);
 		else if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_MINHOP)
 			ret = oo_minhop_build_hop_tables(plugin->osm);
 		if (ret <= 0)
@@ -158,8 +170,10 @@ static int build_guarded(struct oo_plugin *plugin)
 
 	if (!plugin->opts.stock_guard)
 		return build_ours(plugin);
-	if (plugin->roots_completed) {
+	if (plugin->roots_changed) {
 		st.stock_hops = build_stock_hops;
+		if (plugin->roots_changed & OO_ROOTS_ADDED)
+			st.checked_hops = build_checked_hops;
 		st.our_hops = build_our_hops;
 	}
 	return oo_guard_lfts(plugin->osm, &st);
@@ -193,7 +207,7 @@ static int wrap_ucast_build_fwd_tables(void *context)
 			"a switch without tables or a tree deeper than %d "
 			"levels); routing engine '%s' builds them the stock "
 			"way\n", OO_MAX_LEVELS, w->orig.name);
-		if (plugin->roots_completed && build_stock_hops(plugin) &&
+		if (plugin->roots_changed && build_stock_hops(plugin) &&
 		    w->orig.build_lid_matrices(w->orig.context))
 			OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F0A: "
 				"the hop tables over updn's own roots could "

@@ -451,6 +451,17 @@ static int lost_after_fill(struct oo_guard *g,
 	return n;
 }
 
+/* The net of the tables in place with every CA port as a host. */
+static struct oo_eval_net all_ca_net(const struct oo_guard *g)
+{
+	struct oo_eval_net net = g->net;
+
+	net.host_sw = g->all_ca.sw;
+	net.host_port = g->all_ca.port;
+	net.host_lid = g->all_ca.lid;
+	return net;
+}
+
 /*
  * The same over every CA port, SHARP aggregation nodes among them (which
  * the cells do not score).  A variant must not lose more: the pass fills
@@ -459,16 +470,13 @@ static int lost_after_fill(struct oo_guard *g,
  */
 static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
 {
-	struct oo_eval_net net = g->net;
+	struct oo_eval_net net = all_ca_net(g);
 	uint8_t *lost;
 	int ret;
 
 	lost = calloc((size_t)g->num_all_ca * g->net.lids_per_port + 1, 1);
 	if (!lost)
 		return -1;
-	net.host_sw = g->all_ca.sw;
-	net.host_port = g->all_ca.port;
-	net.host_lid = g->all_ca.lid;
 	ret = lost_after_fill(g, st, &net, g->num_all_ca, lost);
 	free(lost);
 	return ret;
@@ -559,60 +567,93 @@ static unsigned mark_losing_blocks(const struct oo_guard *g,
 	return lost;
 }
 
-/*
- * The host LIDs that ours leave without a route after the reach pass and
- * the stock tables do not: every switch takes the stock entry toward
- * them (dest[h * 2^LMC + o]).  A management HCA on a spine is often one:
- * the pass cannot reach it from ours without closing a credit loop, but
- * can from the stock routes, and the other way round for another HCA.
- * Leaves the tables in place undefined.  Returns how many.
- */
-static unsigned mark_lost_destinations(struct oo_guard *g,
-				       const struct oo_guard_stages *st,
-				       uint8_t *dest)
-{
-	size_t n = (size_t)g->num_hosts * g->net.lids_per_port, i;
-	unsigned found = 0;
-	uint8_t *theirs;
-
-	copy_lfts(g, g->lft_ours, 0);
-	if (lost_after_fill(g, st, &g->net, g->num_hosts, dest) <= 0)
-		return 0;
-	theirs = calloc(n + 1, 1);
-	copy_lfts(g, g->lft_stock, 0);
-	if (!theirs ||
-	    lost_after_fill(g, st, &g->net, g->num_hosts, theirs) < 0) {
-		memset(dest, 0, n);
-		free(theirs);
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		if (dest[i] && theirs[i])
-			dest[i] = 0;
-		found += dest[i];
-	}
-	free(theirs);
-	return found;
-}
 
 /* What a LID offset takes in a mix (offset[o] of try_mix()). */
 #define OO_MIX_OURS 0		/* port offsetting's entries */
 #define OO_MIX_STOCK 1		/* the stock entries (lft_stock) */
 #define OO_MIX_OWN 2		/* the stock engine's own (lft_own) */
 
+/* A CA LID ours lose that no table looked at so far routes. */
+#define OO_MIX_LOST 0xff
+
+/*
+ * Where lost (OO_MIX_LOST) has LIDs that the tables in buf route after
+ * the reach pass (net: every CA port), they take what.  Leaves the tables
+ * in place undefined.  Returns -1 with no memory, else 0.
+ */
+static int mark_routed_by(struct oo_guard *g, const struct oo_guard_stages *st,
+			  const struct oo_eval_net *net, uint8_t *buf,
+			  uint8_t what, uint8_t *lost)
+{
+	size_t n = (size_t)g->num_all_ca * g->net.lids_per_port, i;
+	uint8_t *theirs = calloc(n + 1, 1);
+
+	copy_lfts(g, buf, 0);
+	if (!theirs || lost_after_fill(g, st, net, g->num_all_ca, theirs) < 0) {
+		free(theirs);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (lost[i] == OO_MIX_LOST && !theirs[i])
+			lost[i] = what;
+	free(theirs);
+	return 0;
+}
+
+/*
+ * The CA LIDs (SHARP nodes' among them) that the tables in place (ours,
+ * or a mix) leave without a route after the reach pass and the stock
+ * tables do not, and that dest does not mark yet: every switch takes the
+ * stock entry toward them (dest[c * 2^LMC + o] over every CA port:
+ * OO_MIX_STOCK from lft_stock, else OO_MIX_OWN from the stock engine's
+ * own tables where they route them).  A management HCA on a spine is
+ * often one: the pass cannot reach it from ours without closing a credit
+ * loop, but can from the stock routes, and the other way round for
+ * another HCA.  Leaves the tables in place undefined.  Returns how many
+ * it marks (0 too with no memory).
+ */
+static unsigned mark_lost_destinations(struct oo_guard *g,
+				       const struct oo_guard_stages *st,
+				       uint8_t *dest)
+{
+	size_t n = (size_t)g->num_all_ca * g->net.lids_per_port, i;
+	struct oo_eval_net net = all_ca_net(g);
+	uint8_t *lost = calloc(n + 1, 1);
+	unsigned found = 0;
+
+	if (!lost || lost_after_fill(g, st, &net, g->num_all_ca, lost) <= 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		lost[i] = lost[i] && dest[i] == OO_MIX_OURS ? OO_MIX_LOST :
+		    OO_MIX_OURS;
+	if (mark_routed_by(g, st, &net, g->lft_stock, OO_MIX_STOCK, lost) ||
+	    (g->lft_own &&
+	     mark_routed_by(g, st, &net, g->lft_own, OO_MIX_OWN, lost)))
+		goto out;
+	for (i = 0; i < n; i++)
+		if (lost[i] != OO_MIX_LOST && lost[i] != OO_MIX_OURS) {
+			dest[i] = lost[i];
+			found++;
+		}
+out:
+	free(lost);
+	return found;
+}
+
 /*
  * Ours, with the marked entries from stock: those toward the switches
  * marked in each switch's row of mark (base LIDs where the mark has
  * OO_EVAL_MARK_BASE, further offsets where it has OO_EVAL_MARK_MORE),
- * every entry of a LID offset marked OO_MIX_STOCK in offset, and every
- * entry toward a host LID marked in dest.  A LID offset marked
- * OO_MIX_OWN takes the entries of the stock engine's own tables, over its
- * own roots (own_row).
+ * and every entry of a LID offset marked OO_MIX_STOCK in offset.  A LID
+ * offset marked OO_MIX_OWN takes the entries of the stock engine's own
+ * tables, over its own roots (own_row).  Then every entry toward a CA
+ * LID marked in dest (mark_lost_destinations()) takes what dest says,
+ * unless its offset takes the stock engine's own.
  */
 static void mix_lfts(const struct oo_guard *g, const uint8_t *mark,
 		     const uint8_t *offset, const uint8_t *dest)
 {
-	unsigned lids = g->net.lids_per_port, h, o, s;
+	unsigned lids = g->net.lids_per_port, c, h, o, s;
 
 	copy_lfts(g, g->lft_ours, 0);
 	for (s = 0; s < g->num_sw; s++) {
@@ -631,12 +672,22 @@ static void mix_lfts(const struct oo_guard *g, const uint8_t *mark,
 				if (offset[o] == OO_MIX_OWN)
 					g->sw[s]->new_lft[lid] =
 					    g->own_row[s][lid];
-				else if ((m & kind) || offset[o] ||
-					 dest[(size_t)h * lids + o])
+				else if ((m & kind) || offset[o])
 					g->sw[s]->new_lft[lid] =
 					    g->stock_row[s][lid];
 			}
 		}
+		for (c = 0; c < g->num_all_ca; c++)
+			for (o = 0; o < lids; o++) {
+				unsigned lid = g->all_ca.lid[c] + o;
+				uint8_t d = dest[(size_t)c * lids + o];
+
+				if (!d || offset[o] == OO_MIX_OWN ||
+				    lid >= g->lft_len[s])
+					continue;
+				g->sw[s]->new_lft[lid] = d == OO_MIX_OWN ?
+				    g->own_row[s][lid] : g->stock_row[s][lid];
+			}
 	}
 }
 
@@ -776,6 +827,22 @@ static int loses_ca_lids(const struct oo_guard *g,
 	return 1;
 }
 
+/*
+ * The CA LIDs of dest that take the stock engine's own entries in the
+ * mix: those marked so whose LID offset takes no other of its own.
+ */
+static unsigned count_own_dests(const struct oo_guard *g, const uint8_t *dest,
+				const uint8_t *offset)
+{
+	unsigned lids = g->net.lids_per_port, c, o, n = 0;
+
+	for (c = 0; c < g->num_all_ca; c++)
+		for (o = 0; o < lids; o++)
+			n += dest[(size_t)c * lids + o] == OO_MIX_OWN &&
+			    offset[o] != OO_MIX_OWN;
+	return n;
+}
+
 /* Rounds of try_mix(): quarters, halves and offsets once per round. */
 #define OO_GUARD_MIX_ROUNDS 3
 
@@ -796,7 +863,7 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	unsigned blocks = g->net.lids_per_port > 1 ? 2 : 1;
 	unsigned quarters = g->num_hosts >= 8 ? 4 * blocks : 0;
 	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
-	unsigned first = blocks, lost = 0, dests, own, step;
+	unsigned first = blocks, lost = 0, dests, own, own_dests, step;
 	struct oo_eval_net stock_net;
 	uint8_t offset[1U << 7] = { 0 };	/* LMC <= 7 */
 	uint8_t tried[OO_GUARD_MAX_CELLS] = { 0 };
@@ -804,14 +871,25 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	int ok = 0;
 
 	mark = calloc((size_t)g->num_sw * g->num_sw + 1, 1);
-	dest = calloc((size_t)g->num_hosts * g->net.lids_per_port + 1, 1);
+	dest = calloc((size_t)g->num_all_ca * g->net.lids_per_port + 1, 1);
 	if (!mark || !dest || index_stock(g, &stock_net)) {
 		free(mark);
 		free(dest);
 		return 0;
 	}
 	memcpy(mixed, ours, sizeof(*mixed) * g->num_cells);
-	dests = mark_lost_destinations(g, st, dest);
+	/* the stock routes toward one CA LID can keep the reach pass from
+	   another: the mix is looked at again (at most
+	   OO_GUARD_MIX_ROUNDS times) */
+	for (dests = 0, step = 0; step < OO_GUARD_MIX_ROUNDS; step++) {
+		unsigned n;
+
+		mix_lfts(g, mark, offset, dest);
+		n = mark_lost_destinations(g, st, dest);
+		if (!n)
+			break;
+		dests += n;
+	}
 	mix_lfts(g, mark, offset, dest);
 	if (dests)
 		score_tables(g, st, mixed);
@@ -841,25 +919,28 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		score_tables(g, st, mixed);
 	}
 	own = count_offsets(offset, g->net.lids_per_port, OO_MIX_OWN);
+	own_dests = count_own_dests(g, dest, offset);
 	ok = (dests || lost) && first_loss(g, mixed, stock) < 0 &&
 	    !loses_ca_lids(g, st, "a mix of both would", lost_ca_lids(g, st));
-	if (ok && own && oo_reach_tables_acyclic(g->osm) != 1) {
+	if (ok && (own || own_dests) && oo_reach_tables_acyclic(g->osm) != 1) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: a mix "
-			"where %u LID offsets take updn's own routes would "
-			"score at least as well, but its tables have a credit "
-			"loop (or could not be checked)\n", own);
+			"where %u LID offsets and %u CA LIDs take updn's own "
+			"routes would score at least as well, but its tables "
+			"have a credit loop (or could not be checked)\n", own,
+			own_dests);
 		ok = 0;
 	}
 	if (ok) {
 		count_profiles(g);
 		log_scores(g, "mix", mixed);
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
-			"routes toward %u host LIDs port offsetting left "
+			"routes toward %u CA LIDs port offsetting left "
 			"without a route, and the flows of %u job blocks or "
 			"LID offsets where it lost, take the stock routes (%u "
-			"LID offsets updn's own, over its own roots; the "
-			"tables have no credit loop); the rest keep port "
-			"offsetting's\n", dests, lost, own);
+			"LID offsets and %u of those CA LIDs updn's own, over "
+			"its own roots; the tables have no credit loop); the "
+			"rest keep port offsetting's\n", dests, lost, own,
+			own_dests);
 	}
 	free(mark);
 	free(dest);
@@ -1439,41 +1520,82 @@ static int our_hops_back(struct oo_guard *g, const struct oo_guard_stages *st)
 }
 
 /*
+ * The stock engine's hop tables by hops (st->stock_hops or
+ * st->checked_hops), then its LFT stage: 0 with those tables in place,
+ * else -1 (the hop tables are as the failed stage left them).
+ */
+static int build_over(struct oo_guard *g, const struct oo_guard_stages *st,
+		      oo_lft_builder hops)
+{
+	if (hops(st->ctx))
+		return -1;
+	restore_profiles(g, g->prof_before);
+	return build_stock(g, st);
+}
+
+/*
  * Ours and lft_stock are over hop tables whose roots port offsetting
- * completed; the stock engine routes over its own roots.  Build its hop
- * tables and LFTs into lft_own and score them into own.  Returns 0 with
- * the stock engine's hop tables in place (the caller brings ours back if
- * ours or a mix stays), or -1 (a stage failed; our hop tables are back,
- * the LFTs in place are undefined).
+ * changed; the stock engine routes over its own roots.  Build its hop
+ * tables and LFTs into lft_own and score them into own.  Where updn finds
+ * no root or its tables have a credit loop, they are nothing to fall back
+ * to: those over the roots port offsetting checked take their place
+ * (st->checked_hops, when it completed them), else none (lft_stock's).
+ * Returns 1 with the stock engine's hop tables in place (the caller
+ * brings ours back if ours or a mix stays), 0 with ours in place and
+ * lft_stock's tables (own is theirs then), or -1 (a stage failed; our hop
+ * tables are back, the LFTs in place are undefined).
  */
 static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
+		     const struct oo_eval_score *theirs,
 		     struct oo_eval_score *own)
 {
-	if (st->stock_hops(st->ctx)) {
-		our_hops_back(g, st);
-		return -1;
+	const char *why = "updn finds no root switch";
+	const char *whose = "stock over its own roots";
+	int acyclic;
+
+	if (!build_over(g, st, st->stock_hops)) {
+		acyclic = oo_reach_tables_acyclic(g->osm);
+		if (acyclic == 1)
+			goto built;
+		why = acyclic ? "no memory to check them" :
+		    "its tables have a credit loop";
 	}
-	restore_profiles(g, g->prof_before);
-	if (build_stock(g, st)) {
-		our_hops_back(g, st);
-		return -1;
+	if (st->checked_hops && !build_over(g, st, st->checked_hops)) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: "
+			"updn's own roots are no fallback (%s); the stock "
+			"tables to beat are over the roots port offsetting "
+			"checked\n", why);
+		whose = "stock over the checked roots";
+		goto built;
 	}
+	if (our_hops_back(g, st))
+		return -1;
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: updn's own "
+		"roots are no fallback (%s); the stock tables to beat are "
+		"over port offsetting's roots\n", why);
+	copy_lfts(g, g->lft_stock, 0);
+	restore_profiles(g, g->prof_stock);
+	free(g->lft_own);
+	g->lft_own = NULL;
+	memcpy(own, theirs, sizeof(*own) * g->num_cells);
+	return 0;
+built:
 	save_profiles(g, g->prof_own);
 	copy_lfts(g, g->lft_own, 1);
 	score_tables(g, st, own);
-	log_scores(g, "stock over its own roots", own);
-	return 0;
+	log_scores(g, whose, own);
+	return 1;
 }
 
 /*
  * Ours are built and in place.  Variants of them replace them if they
  * score better (try_variants()).  Build the stock tables too and keep
  * ours, else a mix, else stock, whichever first scores at least as well as
- * stock in every cell.  When our hop tables are over completed roots
+ * stock in every cell.  When our hop tables are over changed roots
  * (st->stock_hops), the scores to beat and the fallback are the stock
- * engine's own tables over its own roots, while the mix takes its entries
- * from the stock LFT stage over our hop tables (entries of two up/down
- * rankings could close a credit loop together).
+ * engine's own tables over its own roots (build_own()), while the mix
+ * takes its entries from the stock LFT stage over our hop tables (entries
+ * of two up/down rankings could close a credit loop together).
  * Returns 0 with one of them in place, -1 when the guard could not
  * decide (ours stay).
  */
@@ -1514,15 +1636,19 @@ static int compare_with_stock(struct oo_guard *g,
 	save_profiles(g, g->prof_stock);
 	copy_lfts(g, g->lft_stock, 1);
 	score_tables(g, st, theirs);
-	log_scores(g, st->stock_hops ? "stock over the completed roots" :
+	log_scores(g, st->stock_hops ? "stock over the changed roots" :
 		   "stock", theirs);
 	if (st->stock_hops) {
-		if (build_own(g, st, own))
+		own_hops = build_own(g, st, theirs, own);
+		if (own_hops < 0) {
+			own_hops = 0;
 			goto ours_back;
-		own_hops = 1;
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
-			"roots are completed; the stock tables to beat are "
-			"updn's own, over its own roots\n");
+		}
+		if (own_hops)
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: the roots are changed; the stock "
+				"tables to beat are updn's own, over its "
+				"own roots\n");
 	}
 	/* the stock tables to beat are in place */
 	g->lost_stock = lost_ca_lids(g, st);

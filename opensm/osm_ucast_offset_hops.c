@@ -44,8 +44,8 @@ struct oo_hops {
 	uint64_t *id;
 	unsigned num_roots;
 	unsigned aggregation_nodes;	/* left out of root detection */
-	int complete_roots;	/* add the spines updn's detection missed */
-	int roots_completed;	/* and some were added */
+	enum oo_updn_roots roots;	/* whose roots */
+	unsigned changed;	/* OO_ROOTS_CHANGED, OO_ROOTS_ADDED */
 	struct oo_updn_work w;
 	uint8_t *lid_is_switch;	/* by LID: some switch's base LID */
 	unsigned max_lid;	/* smallest max_lid_ho of all switches */
@@ -399,7 +399,8 @@ static unsigned count_cas(struct oo_hops *h, unsigned *cas)
 		remote = port->p_physp->p_remote_physp;
 		if (!remote || !remote->p_node->sw)
 			continue;
-		if (oo_is_aggregation_node(port->p_node->print_desc)) {
+		if (h->roots != OO_ROOTS_UPDN &&
+		    oo_is_aggregation_node(port->p_node->print_desc)) {
 			h->aggregation_nodes++;
 			continue;
 		}
@@ -471,41 +472,46 @@ static void log_left_out(const struct oo_hops *h, unsigned left,
  * and so do edge switches without hosts it took for roots above the
  * spines (oo_updn_drop_edge_tops()), and roots cabled to roots further
  * from the leaves (oo_updn_drop_roots_under_roots());
- * with h->complete_roots, spines it left out join them
- * (oo_updn_add_sibling_roots()), and h->roots_completed says whether any
- * did.
+ * with OO_ROOTS_COMPLETED, spines it left out join them
+ * (oo_updn_add_sibling_roots()).  h->changed says whether any of it did.
  */
 static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 {
-	unsigned found = h->num_roots, n, added = 0;
+	unsigned found = h->num_roots, n, left = 0, added = 0;
 	uint8_t *leaf = find_leaves(h, cas);
 	char which[192];
 
 	if (!leaf)
 		return;		/* no memory: updn's roots as found */
 	n = oo_updn_drop_leaf_roots(&h->g, leaf, h->rank);
+	left += n;
 	snprintf(which, sizeof(which), "%u of the %u root switches updn's "
 		 "detection found are leaves (hosts of their own, neither "
 		 "spine- nor core-like)", n, found);
 	log_left_out(h, n, which, "with the spines over leaves as roots",
 		     "up/down over a leaf root lets credit loops form");
 	n = oo_updn_drop_edge_tops(&h->g, leaf, h->rank);
+	left += n;
 	snprintf(which, sizeof(which), "%u root switches are further from "
 		 "the leaves than roots they are cabled to but no core over "
 		 "them (few of their cables: edge switches without hosts)", n);
 	log_left_out(h, n, which, "ranked under those roots", "the roots "
 		     "they are cabled to would be ranked under them");
 	n = oo_updn_drop_roots_under_roots(&h->g, leaf, h->rank);
+	left += n;
 	snprintf(which, sizeof(which), "%u root switches are cabled to roots "
 		 "further from the leaves", n);
 	log_left_out(h, n, which, "ranked under those", "updn takes a cable "
 		     "between two roots as up both ways, and routes over them "
 		     "can close a credit loop");
-	if (h->complete_roots)
+	if (h->roots == OO_ROOTS_COMPLETED)
 		added = oo_updn_add_sibling_roots(&h->g, leaf, h->rank);
 	free(leaf);
 	h->num_roots = oo_updn_count_roots(&h->g, h->rank);
-	h->roots_completed = added > 0;
+	if (left || added)
+		h->changed |= OO_ROOTS_CHANGED;
+	if (added)
+		h->changed |= OO_ROOTS_ADDED;
 	if (added)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u switches beside "
 			"updn's roots (at their level, cabled to no root, most "
@@ -595,8 +601,13 @@ static int find_roots_by_hops(struct oo_hops *h)
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u root switches found "
 		"from the min-hop distances of %u end ports\n", h->num_roots,
 		cas_num);
+	if (h->aggregation_nodes)
+		h->changed |= OO_ROOTS_CHANGED;
+	if (h->roots == OO_ROOTS_UPDN)
+		goto out;
 	if (!h->num_roots && (core = drop_core_cas(h, cas)) &&
 	    core < cas_num) {
+		h->changed |= OO_ROOTS_CHANGED;
 		mark_roots(h, cas, cas_num - core, hist, dist);
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: no root switch at "
 			"the min-hop distances of all %u end ports; without "
@@ -609,6 +620,7 @@ static int find_roots_by_hops(struct oo_hops *h)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u SHARP aggregation "
 			"nodes left out of updn's root detection\n",
 			h->aggregation_nodes);
+out:
 	free(cas);
 	free(hist);
 	free(dist);
@@ -744,22 +756,22 @@ static void init_hops(struct oo_hops *h, osm_opensm_t *osm)
 	h->g.num_sw = cl_qmap_count(&osm->subn.sw_guid_tbl);
 }
 
-int oo_updn_build_hop_tables(struct osm_opensm *osm, int complete_roots,
-			     int *roots_completed)
+int oo_updn_build_hop_tables(struct osm_opensm *osm, enum oo_updn_roots roots,
+			     unsigned *changed)
 {
 	struct oo_hops h;
 	int ret;
 
-	if (roots_completed)
-		*roots_completed = 0;
+	if (changed)
+		*changed = 0;
 	if (osm->subn.opt.connect_roots || osm->subn.opt.ids_guid_file ||
 	    !cl_qmap_count(&osm->subn.sw_guid_tbl))
 		return 1;
 	init_hops(&h, osm);
-	h.complete_roots = complete_roots;
+	h.roots = roots;
 	ret = build_updn(&h);
-	if (!ret && roots_completed)
-		*roots_completed = h.roots_completed;
+	if (!ret && changed)
+		*changed = h.changed;
 	free_hops(&h);
 	return ret;
 }

@@ -82,12 +82,14 @@ def get_run(sim_cache, fab, lmc, mode):
     return run
 
 
-def analyse_dir(out, path_sl=False):
+def analyse_dir(out, path_sl=False, args=()):
     """lft-analyze --json of the tables osm-sim left in directory out
-    (with path_sl, the lanes of its osmoffset-path-sl.dump)."""
+    (with path_sl, the lanes of its osmoffset-path-sl.dump; args: more
+    lft-analyze arguments)."""
     out = str(out)
     extra = ["--path-sl", os.path.join(out, "osmoffset-path-sl.dump")] \
         if path_sl else []
+    extra += list(args)
     proc = run_script(LFT_ANALYZE, [
         "--lfts", os.path.join(out, "opensm-lfts.dump"),
         "--topology", os.path.join(out, "opensm-subnet.lst"),
@@ -841,7 +843,7 @@ def test_guard_gives_lost_destinations_the_stock_routes(tmp_path):
                                      options=["polish=off"])
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base (0.1375, 6 flows lost, against 0.1078, 3)" in log
-    assert "the routes toward 2 host LIDs port offsetting left without " \
+    assert "the routes toward 2 CA LIDs port offsetting left without " \
         "a route, and the flows of 1 job blocks or LID offsets where it " \
         "lost, take the stock routes" in log
     assert stock["unreachable_pairs"] > 0
@@ -868,8 +870,8 @@ def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
                                               "polish=off"])
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base+1 (0.2595, 0 flows lost, against 0.2915, 0)" in log
-    assert "(2 LID offsets updn's own, over its own roots; the tables " \
-        "have no credit loop)" in log
+    assert "(2 LID offsets and 0 of those CA LIDs updn's own, over its " \
+        "own roots; the tables have no credit loop)" in log
     assert_routed_above_stock(ours, stock, 1.4)
     assert ours["shift"]["spread"]["efficiency"] > \
         stock["shift"]["spread"]["efficiency"]
@@ -1104,6 +1106,12 @@ def test_sharp_nodes_of_one_director_reach_the_hca_of_the_other(tmp_path):
     assert not res["credit_loop"], res["credit_cycle"]
 
 
+SHAPE_178 = ["cluster", "--radix", "36", "--edges", "6", "--hosts-per-edge",
+             "16", "--uplinks", "10", "--rails", "2", "--spines", "10",
+             "--empty-edges", "1", "--core-hosts", "4", "--remove-links",
+             "0.1", "--seed", "433"]
+
+
 def test_an_edge_without_hosts_does_not_rank_the_spines_under_it(tmp_path):
     """bench-shapes shape 178: two rails of 3 edges (16 hosts each) and an
     edge without hosts under 10 spines, 4 management HCAs on spines, 10 %
@@ -1114,13 +1122,12 @@ def test_an_edge_without_hosts_does_not_rank_the_spines_under_it(tmp_path):
     cable to): leaf order 0.303, the quarter job 0.483, against stock
     updn's 0.307 and 0.653.  The edge takes one cable of a spine's
     seven, no core over it: it goes instead, the 5 spines the detection
-    missed join the others, and ours route over the 10 spines."""
+    missed join the others, and ours route over the 10 spines.  Without
+    the stock guard, which answers to updn's own roots (next test), and
+    its polish: 0.355 in leaf order."""
     need_mode("on")
-    gen = ["cluster", "--radix", "36", "--edges", "6", "--hosts-per-edge",
-           "16", "--uplinks", "10", "--rails", "2", "--spines", "10",
-           "--empty-edges", "1", "--core-hosts", "4", "--remove-links",
-           "0.1", "--seed", "433"]
-    log, ours = route_generated(tmp_path, "empty-edge", gen, "on")
+    log, ours = route_generated(tmp_path, "empty-edge", SHAPE_178, "on",
+                                options=["stock_guard=off"])
     assert "osmoffset: 1 root switches are further from the leaves than " \
         "roots they are cabled to but no core over them" in log
     assert "join them as roots: 10 roots" in log
@@ -1128,6 +1135,64 @@ def test_an_edge_without_hosts_does_not_rank_the_spines_under_it(tmp_path):
               "opensm-updn-roots.dump") as f:
         roots = [line for line in f if line.strip()]
     assert len(roots) == 10
-    _log, stock = route_generated(tmp_path, "empty-edge", gen, "stock")
+    _log, stock = route_generated(tmp_path, "empty-edge", SHAPE_178,
+                                  "stock")
     assert not stock["credit_loop"] and stock["unreachable_pairs"] == 0
-    assert_routed_above_stock(ours, stock, 1.2)
+    assert_routed_above_stock(ours, stock, 1.15)  # 0.355 / 0.307
+
+
+def test_the_mix_takes_updns_own_routes_toward_lost_cas(tmp_path):
+    """bench-shapes shape 202: two rails of 5 edges (18 hosts each) under
+    11 spines, 4 management HCAs on spines, 10 % of the cables missing.
+    Ours leave 3 CA LIDs without a route after the reach pass (21 flows in
+    leaf order) where updn's own tables, over its own roots, leave none.
+    The mix took the stock entries toward lost host LIDs only, and from
+    the stock LFT stage over our roots, which loses one of them too: the
+    guard fell back to stock updn (0.236 against 0.222 in leaf order).
+    Now every CA LID ours lose takes the stock entries over our roots
+    where those route it, else updn's own, and the mix stays once its
+    tables are checked free of a credit loop."""
+    need_mode("on")
+    gen = ["cluster", "--radix", "40", "--edges", "10", "--hosts-per-edge",
+           "18", "--uplinks", "12", "--rails", "2", "--spines", "11",
+           "--core-hosts", "4", "--remove-links", "0.1", "--seed", "244"]
+    log, ours = route_generated(tmp_path, "lost-cas", gen, "on")
+    assert "port offsetting's LFTs score lower than the stock ones in " \
+        "leaf order base (0.4012, 21 flows lost, against 0.2190, 0)" in log
+    assert "the routes toward 3 CA LIDs port offsetting left without a " \
+        "route" in log
+    assert "(0 LID offsets and 1 of those CA LIDs updn's own, over its " \
+        "own roots; the tables have no credit loop)" in log
+    _log, stock = route_generated(tmp_path, "lost-cas", gen, "stock")
+    assert_routed_above_stock(ours, stock, 1.5)
+
+
+def test_the_guard_answers_to_updn_over_its_own_roots(tmp_path):
+    """Shape 178 (above) with the stock guard.  It weighed ours against
+    updn's tables over the roots left once the empty edge went (the 5
+    spines updn found), never against stock updn's own (those 5 spines
+    and the edge): ours stayed, and quarter job 1 got 0.583 against stock
+    updn's 0.653.  Our roots changed, so the guard now builds updn's own
+    tables over its own roots, finds them free of a credit loop and
+    answers to them: ours (0.604) and their mix lose quarter job 1, and
+    updn's own tables stay, polished.  Leaf order, each quarter and each
+    half job: at least stock updn's figure, every pair routed, no credit
+    loop."""
+    need_mode("on")
+    log, ours = route_generated(tmp_path, "empty-edge", SHAPE_178, "on")
+    assert "the roots are changed; the stock tables to beat are updn's " \
+        "own, over its own roots" in log
+    assert "port offsetting's LFTs score lower than the stock ones in " \
+        "quarter job 1 base (0.6042, 0 flows lost, against 0.6528" in log
+    assert "the stock LFTs with entries of leaves moved" in log
+    assert ours["unreachable_pairs"] == 0 and not ours["credit_loop"]
+    _log, stock = route_generated(tmp_path, "empty-edge", SHAPE_178,
+                                  "stock")
+    figures = {}
+    for job in [()] + [("--job", "quarter", "--job-index", str(k))
+                       for k in range(4)] + \
+            [("--job", "half", "--job-index", str(k)) for k in range(2)]:
+        figures[job] = [leaf_base(analyse_dir(tmp_path / (
+            "empty-edge-%s-lmc0" % mode), args=job))
+            for mode in ("on", "stock")]
+    assert all(on >= stock for on, stock in figures.values()), figures
