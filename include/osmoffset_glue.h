@@ -131,8 +131,12 @@ struct oo_guard_stages {
 	oo_lft_builder checked_hops;
 	oo_lft_builder our_hops;
 	/* the reach pass that fills the tables that stay, or NULL: each
-	   candidate is scored as it will leave them */
+	   candidate is scored as it will leave them, but for its retry
+	   round; fill_whole (with fill) the whole pass, which the CA LIDs
+	   tables leave without a route where the stock tables leave none
+	   are counted after */
 	oo_lft_builder fill;
+	oo_lft_builder fill_whole;
 	/* the reach pass may put what it cannot fill loop-free on VL0 on
 	   lanes above it (reach_vls > 1): the CA LIDs the fill leaves
 	   without a route on VL0 are then not lost for good, and ours need
@@ -229,12 +233,12 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls);
 
 /*
- * The same on VL0 alone, silently, without SLs and without the retry
- * round (oo_reach_fill_no_retry()): what the stock guard scores each
- * candidate's tables as.  Returns 0, or -1 (no memory, a switch without
- * an LFT) with the tables as they were.
+ * The same on VL0 alone, silently, without SLs; with retry, its retry
+ * round too (oo_reach_fill()), else not (oo_reach_fill_no_retry()): what
+ * the stock guard scores each candidate's tables as.  Returns 0, or -1
+ * (no memory, a switch without an LFT) with the tables as they were.
  */
-int oo_reach_fill_vl0(struct osm_opensm *osm);
+int oo_reach_fill_vl0(struct osm_opensm *osm, int retry);
 
 /*
  * Whether the channel dependencies of the new LFTs in place (every LID

@@ -61,6 +61,8 @@ struct reach_work {
 				   the LID at hand lead to */
 	int reuse;		/* only such switches may be the turn */
 	int retry;		/* try other turn switches for every LID */
+	uint32_t only_hole;	/* fill_lid() fills this hole alone, or
+				   every hole (OO_EVAL_NONE) */
 	uint32_t *fills;	/* (switch, LID) of every fill, in pairs */
 	size_t num_fills;
 	size_t max_fills;
@@ -352,8 +354,27 @@ static unsigned fill_way(const struct oo_reach_net *net, struct reach_work *w,
 }
 
 /*
+ * Of the n holes listed, keep w->only_hole alone when it is set: 1 if it
+ * is among them, else 0 (a fill on the way of another took it).
+ */
+static unsigned keep_only_hole(struct reach_work *w, unsigned n)
+{
+	unsigned h;
+
+	if (w->only_hole == OO_EVAL_NONE)
+		return n;
+	for (h = 0; h < n; h++)
+		if (w->holes[h] == w->only_hole) {
+			w->holes[0] = w->only_hole;
+			return 1;
+		}
+	return 0;
+}
+
+/*
  * Fill the holes of one LID toward a turn switch: those that traffic from
- * the pass's CAs runs into (and the holes on their way), or all of them.
+ * the pass's CAs runs into (and the holes on their way), or all of them;
+ * with w->only_hole, that one alone.
  * Returns the entries filled (the fills of a LID that would not then be
  * delivered from every filled switch are taken back), counts the holes
  * left in *left, and sets *had if the LID had any hole.
@@ -375,6 +396,9 @@ static unsigned fill_lid(const struct oo_reach_net *net,
 		num_holes = num_all = add_other_holes(net, w, lid, 0);
 	}
 	*had = num_all > 0;
+	num_holes = keep_only_hole(w, num_holes);
+	if (w->only_hole != OO_EVAL_NONE)
+		num_all = num_holes;
 	if (!num_holes)
 		return 0;
 	/* a turn switch every hole gets to, if there is one, else one the
@@ -466,6 +490,7 @@ static int init_work(const struct oo_reach_net *net, struct reach_work *w)
 
 	memset(w, 0, sizeof(*w));
 	w->turn = OO_EVAL_NONE;
+	w->only_hole = OO_EVAL_NONE;
 	w->state = calloc(net->num_sw + 1, 1);
 	w->path = calloc(net->num_sw + 1, sizeof(*w->path));
 	w->holes = calloc(net->num_sw + 1, sizeof(*w->holes));
@@ -577,12 +602,87 @@ static int another_turn(const struct oo_reach_net *net, struct reach_work *w,
 }
 
 /*
+ * Hole h of a LID of d toward its own turn switch: the best, else the
+ * next best, up to OO_REACH_TURN_TRIES, kept where the dependencies in g
+ * stay acyclic.  Returns the entries kept, or -1 with no memory.
+ */
+static int fill_hole_alone(const struct oo_reach_net *net,
+			   struct reach_work *w, struct oo_cdg *g,
+			   uint32_t d, unsigned offset, uint32_t h)
+{
+	unsigned lid = net->dest_lid[d] + offset, try;
+	int ok, kept = 0;
+
+	w->only_hole = h;
+	for (try = 0; try < OO_REACH_TURN_TRIES; try++) {
+		struct oo_reach_result one;
+		size_t start = w->num_fills;
+
+		memset(&one, 0, sizeof(one));
+		fill_dest(net, w, d, offset, &one);
+		if (!one.filled)
+			break;
+		ok = oo_cdg_add_lid(g, lid);
+		if (ok > 0) {
+			kept = (int)one.filled;
+			break;
+		}
+		undo_fills(net, w, start);
+		if (ok < 0) {
+			kept = -1;
+			break;
+		}
+		w->tried[w->last_turn] = 1;
+	}
+	w->only_hole = OO_EVAL_NONE;
+	memset(w->tried, 0, net->num_sw);
+	return kept;
+}
+
+/*
+ * Where no turn switch takes every hole of a LID of d without closing a
+ * loop, each hole that traffic runs into on its own (fill_hole_alone()):
+ * two holes may each have a loop-free turn switch, but none in common.
+ * Returns the entries kept, or -1 with no memory.
+ */
+static int fill_holes_apart(const struct oo_reach_net *net,
+			    struct reach_work *w, struct oo_cdg *g,
+			    uint32_t d, unsigned offset)
+{
+	unsigned lid = net->dest_lid[d] + offset, n, i;
+	uint32_t *holes;
+	int filled = 0, one;
+
+	walk_all(net, w, d, lid);
+	if (w->from != FROM_ANY)
+		n = find_needed_holes(net, w, lid);
+	else {
+		memset(w->need, 0, net->num_sw);
+		n = add_other_holes(net, w, lid, 0);
+	}
+	if (n < 2)
+		return 0;
+	holes = malloc(sizeof(*holes) * n);
+	if (!holes)
+		return -1;
+	memcpy(holes, w->holes, sizeof(*holes) * n);
+	for (i = 0; i < n && filled >= 0; i++) {
+		one = fill_hole_alone(net, w, g, d, offset, holes[i]);
+		filled = one < 0 ? -1 : filled + one;
+	}
+	free(holes);
+	return filled;
+}
+
+/*
  * One destination's LID filled so that the dependencies in g stay
  * acyclic: toward its best turn switch; where those fills would close a
  * loop, toward the next best that no earlier try took, up to
  * OO_REACH_TURN_TRIES switches (a down/up turn at another edge switch
- * may meet no route of the other direction's turns).  Returns 1, 0 (no
- * try kept: fills undone), or -1 with no memory.
+ * may meet no route of the other direction's turns); where some closed
+ * a loop and none is kept in the retry round, each hole on its own
+ * (fill_holes_apart()).
+ * Returns 1, 0 (no try for every hole kept), or -1 with no memory.
  */
 static int fill_dest_acyclic(const struct oo_reach_net *net,
 			     struct reach_work *w, struct oo_cdg *g,
@@ -590,7 +690,7 @@ static int fill_dest_acyclic(const struct oo_reach_net *net,
 			     struct oo_reach_result *res)
 {
 	unsigned lid = net->dest_lid[d] + offset, try;
-	int ok = 0;
+	int ok = 0, closed = 0, kept = 0;
 
 	for (try = 0; try <= OO_REACH_TURN_TRIES; try++) {
 		struct oo_reach_result one;
@@ -610,9 +710,11 @@ static int fill_dest_acyclic(const struct oo_reach_net *net,
 		if (ok > 0) {
 			res->left += one.left;
 			res->filled += one.filled;
+			kept = 1;
 			break;
 		}
 		undo_fills(net, w, start);
+		closed |= !ok;
 		if (ok >= 0 && w->last_turn != OO_EVAL_NONE &&
 		    another_turn(net, w, d, lid, try))
 			continue;
@@ -621,6 +723,13 @@ static int fill_dest_acyclic(const struct oo_reach_net *net,
 	}
 	w->reuse = 0;
 	memset(w->tried, 0, net->num_sw);
+	if (ok >= 0 && closed && !kept && w->retry) {
+		int apart = fill_holes_apart(net, w, g, d, offset);
+
+		if (apart < 0)
+			return -1;
+		res->filled += (unsigned)apart;
+	}
 	return ok;
 }
 

@@ -145,7 +145,15 @@ static int fill_for_guard(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_reach_fill_vl0(plugin->osm);
+	return oo_reach_fill_vl0(plugin->osm, 0);
+}
+
+/* The whole reach pass on VL0, its retry round too. */
+static int fill_whole_for_guard(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_reach_fill_vl0(plugin->osm, 1);
 }
 
 /* Port offsetting's LFTs, under the stock guard if it is on. */
@@ -164,6 +172,8 @@ static int build_guarded(struct oo_plugin *plugin)
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,
 		.fill = plugin->opts.reach_all ? fill_for_guard : NULL,
+		.fill_whole = plugin->opts.reach_all ? fill_whole_for_guard :
+		    NULL,
 		.lanes_beyond_vl0 = plugin->opts.reach_all &&
 		    plugin->opts.reach_vls > 1,
 	};

@@ -482,6 +482,27 @@ static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
 	return ret;
 }
 
+/*
+ * lost, the lost_ca_lids() of the tables in buf (or, with NULL, of those
+ * in place), counted again after the whole reach pass (st->fill_whole,
+ * its retry round too) where that can decide: they lose some and the
+ * stock tables to beat none.  Leaves buf's tables in place.
+ */
+static int lost_after_whole_pass(struct oo_guard *g,
+				 const struct oo_guard_stages *st,
+				 uint8_t *buf, int lost)
+{
+	struct oo_guard_stages whole = *st;
+
+	if (lost <= 0 || g->lost_stock || !st->fill_whole ||
+	    st->lanes_beyond_vl0)
+		return lost;
+	if (buf)
+		copy_lfts(g, buf, 0);
+	whole.fill = st->fill_whole;
+	return lost_ca_lids(g, &whole);
+}
+
 static void log_scores(const struct oo_guard *g, const char *who,
 		       const struct oo_eval_score *score)
 {
@@ -921,7 +942,9 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	own = count_offsets(offset, g->net.lids_per_port, OO_MIX_OWN);
 	own_dests = count_own_dests(g, dest, offset);
 	ok = (dests || lost) && first_loss(g, mixed, stock) < 0 &&
-	    !loses_ca_lids(g, st, "a mix of both would", lost_ca_lids(g, st));
+	    !loses_ca_lids(g, st, "a mix of both would",
+			   lost_after_whole_pass(g, st, NULL,
+						 lost_ca_lids(g, st)));
 	if (ok && (own || own_dests) && oo_reach_tables_acyclic(g->osm) != 1) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: a mix "
 			"where %u LID offsets and %u CA LIDs take updn's own "
@@ -978,7 +1001,10 @@ static int keep_or_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 {
 	int lost = first_loss(g, ours, stock) >= 0;
 
-	if (!lost && !loses_ca_lids(g, st, what, g->lost_ours)) {
+	if (!lost &&
+	    !loses_ca_lids(g, st, what,
+			   lost_after_whole_pass(g, st, g->lft_ours,
+						 g->lost_ours))) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
 			"score at least as well as the stock ones in all %u "
 			"cells; they stay\n", what, g->num_cells);

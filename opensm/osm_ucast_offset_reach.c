@@ -235,14 +235,15 @@ static void dump_path_sls(osm_opensm_t *osm, const struct oo_path_sls *sls,
 	fclose(f);
 }
 
-int oo_reach_fill_vl0(struct osm_opensm *osm)
+int oo_reach_fill_vl0(struct osm_opensm *osm, int retry)
 {
 	struct reach_glue rg;
 	struct oo_reach_result res;
 	int ret = prepare_net(&rg, osm);
 
 	if (!ret)
-		ret = oo_reach_fill_no_retry(&rg.net, &res);
+		ret = retry ? oo_reach_fill(&rg.net, &res) :
+		    oo_reach_fill_no_retry(&rg.net, &res);
 	free_net(&rg);
 	return ret ? -1 : 0;
 }
