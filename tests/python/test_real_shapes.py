@@ -506,7 +506,8 @@ def test_reach_pass_fills_the_hcas_holes_before_the_sharp_nodes(tmp_path):
     had its best), 8 and 39: every SHARP node reaches every management
     HCA (6 pairs did not); with each hole of a LID on its own in that
     round where no turn switch takes them all, 0 and 1.  Every compute
-    host reaches every LID either way.  The stock guard is off so that the pass works
+    host reaches every LID either way.  The stock guard is off so that the
+    pass works
     on port offsetting's own tables (with it on the guard keeps them too,
     see test_guard_keeps_the_management_hcas_routes)."""
     need_mode("on")
@@ -1110,6 +1111,28 @@ def test_sharp_nodes_of_one_director_reach_the_hca_of_the_other(tmp_path):
     assert not res["credit_loop"], res["credit_cycle"]
 
 
+def routed_above_stock(tmp_path, name, gen, factor, lines):
+    """gen-fabric GEN routed at LMC 0 with the plugin and by stock updn:
+    each of lines is in our log, and ours route every pair, loop-free,
+    above factor x stock's leaf order.  Returns stock's lft-analyze."""
+    need_mode("on")
+    log, ours = route_generated(tmp_path, name, gen, "on")
+    for line in lines:
+        assert line in log, line
+    _log, stock = route_generated(tmp_path, name, gen, "stock")
+    assert_routed_above_stock(ours, stock, factor)
+    return stock
+
+
+SHAPE_179 = ["cluster", "--radix", "36", "--edges", "18", "--hosts-per-edge",
+             "4", "--uplinks", "4", "--directors", "1", "--lines", "6",
+             "--fabrics", "3", "--empty-edges", "3", "--core-hosts", "3",
+             "--sharp", "--seed", "905"]
+SHAPE_202 = ["cluster", "--radix", "40", "--edges", "10", "--hosts-per-edge",
+             "18", "--uplinks", "12", "--rails", "2", "--spines", "11",
+             "--core-hosts", "4", "--remove-links", "0.1", "--seed", "244"]
+
+
 def test_sharp_holes_without_a_common_turn_are_filled_apart(tmp_path):
     """bench-shapes shape 179: a director (6 line, 3 fabric ASICs) under
     18 edges, 3 of them without hosts, 3 management HCAs on the director,
@@ -1124,20 +1147,13 @@ def test_sharp_holes_without_a_common_turn_are_filled_apart(tmp_path):
     none took them all, and the guard counts the CA LIDs tables leave
     without a route after the whole pass where stock's leave none: ours
     leave none, and they stay."""
-    need_mode("on")
-    gen = ["cluster", "--radix", "36", "--edges", "18", "--hosts-per-edge",
-           "4", "--uplinks", "4", "--directors", "1", "--lines", "6",
-           "--fabrics", "3", "--empty-edges", "3", "--core-hosts", "3",
-           "--sharp", "--seed", "905"]
-    log, ours = route_generated(tmp_path, "apart", gen, "on")
-    assert "15 CA LIDs had no LFT entry on some switches; 45 entries " \
-        "filled through a down/up turn, 0 left empty" in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 8 cells; they stay" in log
+    stock = routed_above_stock(tmp_path, "apart", SHAPE_179, 3.0, [
+        "15 CA LIDs had no LFT entry on some switches; 45 entries filled "
+        "through a down/up turn, 0 left empty",
+        "port offsetting's LFTs score at least as well as the stock ones in "
+        "all 8 cells; they stay"])
     assert unreachable_by_kind(tmp_path / "apart-on-lmc0") == {}
-    _log, stock = route_generated(tmp_path, "apart", gen, "stock")
     assert not stock["credit_loop"] and stock["unreachable_pairs"] == 0
-    assert_routed_above_stock(ours, stock, 3.0)
 
 
 SHAPE_178 = ["cluster", "--radix", "36", "--edges", "6", "--hosts-per-edge",
@@ -1186,19 +1202,12 @@ def test_the_mix_takes_updns_own_routes_toward_lost_cas(tmp_path):
     Now every CA LID ours lose takes the stock entries over our roots
     where those route it, else updn's own, and the mix stays once its
     tables are checked free of a credit loop."""
-    need_mode("on")
-    gen = ["cluster", "--radix", "40", "--edges", "10", "--hosts-per-edge",
-           "18", "--uplinks", "12", "--rails", "2", "--spines", "11",
-           "--core-hosts", "4", "--remove-links", "0.1", "--seed", "244"]
-    log, ours = route_generated(tmp_path, "lost-cas", gen, "on")
-    assert "port offsetting's LFTs score lower than the stock ones in " \
-        "leaf order base (0.4012, 21 flows lost, against 0.2190, 0)" in log
-    assert "the routes toward 3 CA LIDs port offsetting left without a " \
-        "route" in log
-    assert "(0 LID offsets and 1 of those CA LIDs updn's own, over its " \
-        "own roots; the tables have no credit loop)" in log
-    _log, stock = route_generated(tmp_path, "lost-cas", gen, "stock")
-    assert_routed_above_stock(ours, stock, 1.5)
+    routed_above_stock(tmp_path, "lost-cas", SHAPE_202, 1.5, [
+        "port offsetting's LFTs score lower than the stock ones in leaf "
+        "order base (0.4012, 21 flows lost, against 0.2190, 0)",
+        "the routes toward 3 CA LIDs port offsetting left without a route",
+        "(0 LID offsets and 1 of those CA LIDs updn's own, over its own "
+        "roots; the tables have no credit loop)"])
 
 
 def test_the_guard_answers_to_updn_over_its_own_roots(tmp_path):
