@@ -203,8 +203,10 @@ def test_heavy_resweep_gives_the_same_lfts(daemons):
 @pytest.fixture(scope="module")
 def lanes_daemon(tmp_path_factory):
     """A director fabric with SHARP nodes (gen-fabric, as in
-    test_real_shapes.py), routed by a running opensm with QoS on and
-    event_plugin_options reach_vls=4."""
+    test_real_shapes.py), routed by a running opensm with QoS on, LMC 2
+    and event_plugin_options reach_vls=4 (at LMC 0 VL0 takes every hole
+    of this fabric's tables since the reach pass's retry round fills each
+    hole on its own where no turn switch takes them all)."""
     base = tmp_path_factory.mktemp("lanes")
     net = str(base / "dir-sharp.net")
     subprocess.run([os.path.join(REPO, "sim-topologies", "gen-fabric"),
@@ -217,7 +219,8 @@ def lanes_daemon(tmp_path_factory):
     d = None
     try:
         d = Daemon(str(base / "ours"), plugin=True, net=net,
-                   options="port_offsetting=on reach_vls=4", args=["-Q"])
+                   options="port_offsetting=on reach_vls=4",
+                   args=["-Q", "-l", "2"])
         wait_for(lambda: os.path.exists(os.path.join(d.out,
                                                      "opensm-sl2vl.dump")),
                  30, "the SL2VL dump")
