@@ -832,7 +832,7 @@ static unsigned count_offsets(const uint8_t *offset, unsigned lids,
  * pass may put what it cannot fill on lanes above VL0.  Where the stock
  * tables leave some too, neither is whole, and the scores decide: on the
  * SuperPOD analog with SHARP nodes ours leave 5,973 CA/LID pairs before
- * the reach pass's retry round (5,560 after it), stock's 5,466, and
+ * the reach pass's retry round (2,463 after it), stock's 5,466, and
  * stock's score less than half of ours (reach_vls routes them all).
  */
 static int loses_ca_lids(const struct oo_guard *g,
