@@ -903,11 +903,10 @@ int oo_reach_fill(const struct oo_reach_net *net,
  * runs into that their LIDs' best turn switches leave, filled toward the
  * next best ones, and where no turn switch takes every hole of a LID,
  * each hole toward one of its own): what the stock guard weighs candidate
- * tables by.  The
- * round takes turns from a longer list in a greedy order, and one LID
- * more or less left after it is no measure of the tables; it only adds
- * fills, so the tables the guard keeps end with no more holes than it
- * counted.  Returns as oo_reach_fill().
+ * tables by.  The round takes turns from a longer list in a greedy order,
+ * and one LID more or less left after it is no measure of the tables; it
+ * only adds fills, so the tables the guard keeps end with no more holes
+ * than it counted.  Returns as oo_reach_fill().
  */
 int oo_reach_fill_no_retry(const struct oo_reach_net *net,
 			   struct oo_reach_result *res);

@@ -643,7 +643,8 @@ static int fill_hole_alone(const struct oo_reach_net *net,
  * Where no turn switch takes every hole of a LID of d without closing a
  * loop, each hole that traffic runs into on its own (fill_hole_alone()):
  * two holes may each have a loop-free turn switch, but none in common.
- * Returns the entries kept, or -1 with no memory.
+ * For the retry round, whose holes are those traffic runs into.  Returns
+ * the entries kept, or -1 with no memory.
  */
 static int fill_holes_apart(const struct oo_reach_net *net,
 			    struct reach_work *w, struct oo_cdg *g,
@@ -654,12 +655,7 @@ static int fill_holes_apart(const struct oo_reach_net *net,
 	int filled = 0, one;
 
 	walk_all(net, w, d, lid);
-	if (w->from != FROM_ANY)
-		n = find_needed_holes(net, w, lid);
-	else {
-		memset(w->need, 0, net->num_sw);
-		n = add_other_holes(net, w, lid, 0);
-	}
+	n = find_needed_holes(net, w, lid);
 	if (n < 2)
 		return 0;
 	holes = malloc(sizeof(*holes) * n);

@@ -117,6 +117,11 @@ struct oo_guard {
 	uint8_t *lft_stock;
 	const uint8_t **stock_row;	/* per switch, into lft_stock */
 	const uint8_t **own_row;	/* per switch, into lft_own */
+	/* per CA LID (every CA port, all_ca): lost_after_fill() of lft_stock
+	   and of lft_own, once the mix needs them (kept until free_guard():
+	   those tables do not change) */
+	uint8_t *stock_lost;
+	uint8_t *own_lost;
 	/* the stock engine's own tables, over its own roots, when ours
 	   and lft_stock are over roots port offsetting completed */
 	uint32_t *prof_own;
@@ -144,6 +149,8 @@ static void free_guard(struct oo_guard *g)
 	free(g->lft_stock);
 	free(g->stock_row);
 	free(g->own_row);
+	free(g->stock_lost);
+	free(g->own_lost);
 	free(g->prof_own);
 	free(g->lft_own);
 	free(g->lft_unfilled);
@@ -588,7 +595,6 @@ static unsigned mark_losing_blocks(const struct oo_guard *g,
 	return lost;
 }
 
-
 /* What a LID offset takes in a mix (offset[o] of try_mix()). */
 #define OO_MIX_OURS 0		/* port offsetting's entries */
 #define OO_MIX_STOCK 1		/* the stock entries (lft_stock) */
@@ -599,25 +605,30 @@ static unsigned mark_losing_blocks(const struct oo_guard *g,
 
 /*
  * Where lost (OO_MIX_LOST) has LIDs that the tables in buf route after
- * the reach pass (net: every CA port), they take what.  Leaves the tables
- * in place undefined.  Returns -1 with no memory, else 0.
+ * the reach pass (net: every CA port), they take what.  The tables' own
+ * marks are counted once into *theirs (leaving the tables in place
+ * undefined then) and kept.  Returns -1 with no memory, else 0.
  */
 static int mark_routed_by(struct oo_guard *g, const struct oo_guard_stages *st,
 			  const struct oo_eval_net *net, uint8_t *buf,
-			  uint8_t what, uint8_t *lost)
+			  uint8_t **theirs, uint8_t what, uint8_t *lost)
 {
 	size_t n = (size_t)g->num_all_ca * g->net.lids_per_port, i;
-	uint8_t *theirs = calloc(n + 1, 1);
 
-	copy_lfts(g, buf, 0);
-	if (!theirs || lost_after_fill(g, st, net, g->num_all_ca, theirs) < 0) {
-		free(theirs);
-		return -1;
+	if (!*theirs) {
+		*theirs = calloc(n + 1, 1);
+		if (!*theirs)
+			return -1;
+		copy_lfts(g, buf, 0);
+		if (lost_after_fill(g, st, net, g->num_all_ca, *theirs) < 0) {
+			free(*theirs);
+			*theirs = NULL;
+			return -1;
+		}
 	}
 	for (i = 0; i < n; i++)
-		if (lost[i] == OO_MIX_LOST && !theirs[i])
+		if (lost[i] == OO_MIX_LOST && !(*theirs)[i])
 			lost[i] = what;
-	free(theirs);
 	return 0;
 }
 
@@ -647,9 +658,11 @@ static unsigned mark_lost_destinations(struct oo_guard *g,
 	for (i = 0; i < n; i++)
 		lost[i] = lost[i] && dest[i] == OO_MIX_OURS ? OO_MIX_LOST :
 		    OO_MIX_OURS;
-	if (mark_routed_by(g, st, &net, g->lft_stock, OO_MIX_STOCK, lost) ||
+	if (mark_routed_by(g, st, &net, g->lft_stock, &g->stock_lost,
+			   OO_MIX_STOCK, lost) ||
 	    (g->lft_own &&
-	     mark_routed_by(g, st, &net, g->lft_own, OO_MIX_OWN, lost)))
+	     mark_routed_by(g, st, &net, g->lft_own, &g->own_lost,
+			    OO_MIX_OWN, lost)))
 		goto out;
 	for (i = 0; i < n; i++)
 		if (lost[i] != OO_MIX_LOST && lost[i] != OO_MIX_OURS) {

@@ -510,14 +510,14 @@ static void adjust_roots(struct oo_hops *h, const unsigned *cas)
 	h->num_roots = oo_updn_count_roots(&h->g, h->rank);
 	if (left || added)
 		h->changed |= OO_ROOTS_CHANGED;
-	if (added)
+	if (added) {
 		h->changed |= OO_ROOTS_ADDED;
-	if (added)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u switches beside "
 			"updn's roots (at their level, cabled to no root, most "
 			"cables one level down) join them as roots: %u roots; "
 			"ranked below the switches under them they would carry "
 			"no traffic between them\n", added, h->num_roots);
+	}
 }
 
 /*
