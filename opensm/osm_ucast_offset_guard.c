@@ -31,6 +31,7 @@
 #  include <config.h>
 #endif
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,7 +167,7 @@ static int index_subnet(struct oo_guard *g)
 {
 	if (oo_glue_net_build(&g->gn, g->osm) ||
 	    oo_ca_ports_alloc(&g->ca, g->osm, 1) ||
-	    oo_ca_ports_alloc(&g->all_ca, g->osm, 0))
+	    oo_ca_ports_alloc(&g->all_ca, g->osm, 1))
 		return -1;
 	g->sw = g->gn.sw;
 	g->num_sw = g->gn.num_sw;
@@ -675,6 +676,65 @@ out:
 }
 
 /*
+ * Where the mix still leaves CA LIDs without a route after the whole
+ * reach pass and the stock tables to beat leave none: every LID of every
+ * SHARP aggregation node takes the entries of the tables to beat
+ * (OO_MIX_OWN where those are the stock engine's own, else OO_MIX_STOCK),
+ * where those route it after the reach pass; the hosts' LIDs keep what
+ * they have.  The cells score host traffic only, so the mix scores as
+ * before, and the routes toward SHARP nodes are stock's: on two directors
+ * joined through their edges (shape 76 of bench-shapes), ours send one
+ * line's SHARP traffic to the other line over a fabric ASIC, and the
+ * turns the pass needs at an edge toward the other director's SHARP nodes
+ * then close a credit loop with the turns back.  Leaves the tables in
+ * place undefined.  Returns how many LIDs it marks that were ours (0
+ * too with no memory).
+ */
+static unsigned mark_sharp_destinations(struct oo_guard *g,
+					const struct oo_guard_stages *st,
+					uint8_t *dest)
+{
+	size_t n = (size_t)g->num_all_ca * g->net.lids_per_port, i;
+	unsigned lids = g->net.lids_per_port, found = 0, c;
+	struct oo_eval_net net = all_ca_net(g);
+	uint8_t what = g->lft_own ? OO_MIX_OWN : OO_MIX_STOCK;
+	uint8_t *routed = calloc(n + 1, 1);
+	int ret;
+
+	if (!routed)
+		return 0;
+	for (c = 0; c < g->num_all_ca; c++)
+		if (oo_is_aggregation_node(g->all_ca.desc[c]))
+			memset(routed + (size_t)c * lids, OO_MIX_LOST, lids);
+	ret = g->lft_own ?
+	    mark_routed_by(g, st, &net, g->lft_own, &g->own_lost, what,
+			   routed) :
+	    mark_routed_by(g, st, &net, g->lft_stock, &g->stock_lost, what,
+			   routed);
+	for (i = 0; !ret && i < n; i++)
+		if (routed[i] == what) {
+			found += dest[i] == OO_MIX_OURS;
+			dest[i] = what;
+		}
+	free(routed);
+	return found;
+}
+
+/*
+ * Whether the tables in place leave CA LIDs without a route after the
+ * whole reach pass where the stock tables to beat leave none (and the
+ * pass may not put them on lanes above VL0).  Leaves the tables in place
+ * undefined.
+ */
+static int still_loses_ca_lids(struct oo_guard *g,
+			       const struct oo_guard_stages *st)
+{
+	if (st->lanes_beyond_vl0 || g->lost_stock)
+		return 0;
+	return lost_after_whole_pass(g, st, NULL, lost_ca_lids(g, st)) > 0;
+}
+
+/*
  * Ours, with the marked entries from stock: those toward the switches
  * marked in each switch's row of mark (base LIDs where the mark has
  * OO_EVAL_MARK_BASE, further offsets where it has OO_EVAL_MARK_MORE),
@@ -898,6 +958,8 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	unsigned quarters = g->num_hosts >= 8 ? 4 * blocks : 0;
 	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
 	unsigned first = blocks, lost = 0, dests, own, own_dests, step;
+	unsigned sharp = 0;
+	char more[64] = "";
 	struct oo_eval_net stock_net;
 	uint8_t offset[1U << 7] = { 0 };	/* LMC <= 7 */
 	uint8_t tried[OO_GUARD_MAX_CELLS] = { 0 };
@@ -925,6 +987,11 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		dests += n;
 	}
 	mix_lfts(g, mark, offset, dest);
+	if (dests && still_loses_ca_lids(g, st)) {
+		sharp = mark_sharp_destinations(g, st, dest);
+		dests += sharp;
+		mix_lfts(g, mark, offset, dest);
+	}
 	if (dests)
 		score_tables(g, st, mixed);
 	/* a mix can lose a cell ours won (a block's flows meet the stock
@@ -969,14 +1036,23 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	if (ok) {
 		count_profiles(g);
 		log_scores(g, "mix", mixed);
+		if (sharp) {
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: the mix of the lost CA LIDs alone "
+				"still lost some; %u more LIDs of SHARP "
+				"aggregation nodes take the routes of the "
+				"stock tables to beat\n", sharp);
+			snprintf(more, sizeof(more), " and %u more LIDs of "
+				 "SHARP nodes", sharp);
+		}
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"routes toward %u CA LIDs port offsetting left "
-			"without a route, and the flows of %u job blocks or "
+			"without a route%s, and the flows of %u job blocks or "
 			"LID offsets where it lost, take the stock routes (%u "
 			"LID offsets and %u of those CA LIDs updn's own, over "
 			"its own roots; the tables have no credit loop); the "
-			"rest keep port offsetting's\n", dests, lost, own,
-			own_dests);
+			"rest keep port offsetting's\n", dests - sharp, more,
+			lost, own, own_dests);
 	}
 	free(mark);
 	free(dest);
@@ -1594,8 +1670,13 @@ static int build_own(struct oo_guard *g, const struct oo_guard_stages *st,
 
 	if (!build_over(g, st, st->stock_hops)) {
 		acyclic = oo_reach_tables_acyclic(g->osm);
-		if (acyclic == 1)
+		if (acyclic == 1) {
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: the roots are changed; the stock "
+				"tables to beat are updn's own, over its "
+				"own roots\n");
 			goto built;
+		}
 		why = acyclic ? "no memory to check them" :
 		    "its tables have a credit loop";
 	}
@@ -1683,11 +1764,6 @@ static int compare_with_stock(struct oo_guard *g,
 			own_hops = 0;
 			goto ours_back;
 		}
-		if (own_hops)
-			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
-				"guard: the roots are changed; the stock "
-				"tables to beat are updn's own, over its "
-				"own roots\n");
 	}
 	/* the stock tables to beat are in place */
 	g->lost_stock = lost_ca_lids(g, st);

@@ -178,7 +178,8 @@ def findings(row, lmc):
     text), kind 'loop' (a credit loop in ours), 'reach' (more pairs
     without a route than stock updn), 'below' (a figure below stock
     updn's), 'error' (a cell not measured).  A 'below' says where stock
-    updn leaves pairs without a route or has a credit loop itself."""
+    updn leaves pairs without a route or has a credit loop itself, a
+    'reach' where stock updn has a credit loop."""
     ours, stock = measured_pair(row, lmc)
     out = []
     for name, cell in (("osmoffset", ours), ("updn", stock)):
@@ -190,8 +191,10 @@ def findings(row, lmc):
         out.append(("loop", "credit loop"))
     if ours["unreachable_pairs"] > stock["unreachable_pairs"]:
         out.append(("reach", "%d host/LID pairs without a route, stock "
-                    "updn %d" % (ours["unreachable_pairs"],
-                                 stock["unreachable_pairs"])))
+                    "updn %d%s" % (ours["unreachable_pairs"],
+                                   stock["unreachable_pairs"],
+                                   " (stock has a credit loop)"
+                                   if stock["credit_loop"] else "")))
     note = []
     if stock["unreachable_pairs"]:
         note.append("stock leaves %d pairs without a route"
@@ -208,10 +211,12 @@ def summary(rows, lmcs):
     """Counts over the measured shapes: shapes, cells, and per finding
     kind the cells (or figures, for 'below') that have it; 'below_valid'
     counts the figures below stock where stock updn routes every pair
-    without a credit loop."""
+    without a credit loop, 'reach_valid' the 'reach' cells where stock
+    updn has no credit loop."""
     s = {"shapes": sum(1 for r in rows if r.get("net")),
          "refused": sum(1 for r in rows if not r.get("net")),
-         "cells": 0, "loop": 0, "reach": 0, "below": 0, "below_valid": 0,
+         "cells": 0, "loop": 0, "reach": 0, "reach_valid": 0, "below": 0,
+         "below_valid": 0,
          "below_structured_valid": 0, "error": 0}
     for r in rows:
         for lmc in lmcs:
@@ -223,6 +228,8 @@ def summary(rows, lmcs):
                 s[kind] += any(k == kind for k, _t in f)
             s["below"] += sum(1 for k, _t in f if k == "below")
             ours, stock = measured_pair(r, lmc)
+            s["reach_valid"] += any(k == "reach" for k, _t in f) and \
+                not stock["credit_loop"]
             if stock is None or any(k == "error" for k, _t in f) or \
                     not stock_whole(stock):
                 continue
@@ -267,11 +274,12 @@ def report(rows, lmcs):
     lines.append("")
     lines.append(
         "%d shapes (%d not drawn), %d cells: ours with a credit loop in %d, "
-        "with more pairs without a route than stock updn in %d, not "
-        "measured in %d; %d figures below stock updn, %d of them where "
-        "stock updn routes every pair without a credit loop (%d of those "
-        "outside the random order)" % (
+        "with more pairs without a route than stock updn in %d (%d of "
+        "them where stock updn has no credit loop), not measured in %d; "
+        "%d figures below stock updn, %d of them where stock updn routes "
+        "every pair without a credit loop (%d of those outside the random "
+        "order)" % (
             s["shapes"], s["refused"], s["cells"], s["loop"], s["reach"],
-            s["error"], s["below"], s["below_valid"],
+            s["reach_valid"], s["error"], s["below"], s["below_valid"],
             s["below_structured_valid"]))
     return lines

@@ -94,13 +94,19 @@ def test_findings_name_what_ours_do_worse():
         ("below", "random base 0.400 < 0.500")]
     f = shapes.findings(row, 2)
     assert ("loop", "credit loop") in f
-    assert ("reach", "6 host/LID pairs without a route, stock updn 4") in f
+    assert ("reach", "6 host/LID pairs without a route, stock updn 4 "
+            "(stock has a credit loop)") in f
     assert ("below", "leaf base 0.450 < 0.500 (stock leaves 4 pairs "
             "without a route; stock has a credit loop)") in f
     s = shapes.summary([row], [0, 2])
-    assert (s["shapes"], s["cells"], s["loop"], s["reach"], s["below"],
-            s["below_valid"], s["below_structured_valid"]) == \
-        (1, 2, 1, 1, 5, 1, 0)
+    assert (s["shapes"], s["cells"], s["loop"], s["reach"],
+            s["reach_valid"], s["below"], s["below_valid"],
+            s["below_structured_valid"]) == (1, 2, 1, 1, 0, 5, 1, 0)
+    # where stock updn has no credit loop, a 'reach' says nothing of one
+    row["updn"][2] = cell(0.5, unreachable=4)
+    assert ("reach", "6 host/LID pairs without a route, stock updn 4") \
+        in shapes.findings(row, 2)
+    assert shapes.summary([row], [0, 2])["reach_valid"] == 1
     # a figure within the tolerance is no finding
     row["osmoffset"][0] = cell(0.4996)
     assert shapes.findings(row, 0) == []
