@@ -698,6 +698,8 @@ static unsigned mark_sharp_destinations(struct oo_guard *g,
 	unsigned lids = g->net.lids_per_port, found = 0, c;
 	struct oo_eval_net net = all_ca_net(g);
 	uint8_t what = g->lft_own ? OO_MIX_OWN : OO_MIX_STOCK;
+	uint8_t *buf = g->lft_own ? g->lft_own : g->lft_stock;
+	uint8_t **theirs = g->lft_own ? &g->own_lost : &g->stock_lost;
 	uint8_t *routed = calloc(n + 1, 1);
 	int ret;
 
@@ -706,11 +708,7 @@ static unsigned mark_sharp_destinations(struct oo_guard *g,
 	for (c = 0; c < g->num_all_ca; c++)
 		if (oo_is_aggregation_node(g->all_ca.desc[c]))
 			memset(routed + (size_t)c * lids, OO_MIX_LOST, lids);
-	ret = g->lft_own ?
-	    mark_routed_by(g, st, &net, g->lft_own, &g->own_lost, what,
-			   routed) :
-	    mark_routed_by(g, st, &net, g->lft_stock, &g->stock_lost, what,
-			   routed);
+	ret = mark_routed_by(g, st, &net, buf, theirs, what, routed);
 	for (i = 0; !ret && i < n; i++)
 		if (routed[i] == what) {
 			found += dest[i] == OO_MIX_OURS;
@@ -720,18 +718,18 @@ static unsigned mark_sharp_destinations(struct oo_guard *g,
 	return found;
 }
 
+/* mix_lost_ca_lids() has not counted the mix in place. */
+#define OO_MIX_UNCOUNTED (-2)
+
 /*
- * Whether the tables in place leave CA LIDs without a route after the
- * whole reach pass where the stock tables to beat leave none (and the
- * pass may not put them on lanes above VL0).  Leaves the tables in place
- * undefined.
+ * The lost_ca_lids() of the mix in place, counted again after the whole
+ * reach pass where that can decide (lost_after_whole_pass()).  The tables
+ * in place stay as they are.
  */
-static int still_loses_ca_lids(struct oo_guard *g,
-			       const struct oo_guard_stages *st)
+static int mix_lost_ca_lids(struct oo_guard *g,
+			    const struct oo_guard_stages *st)
 {
-	if (st->lanes_beyond_vl0 || g->lost_stock)
-		return 0;
-	return lost_after_whole_pass(g, st, NULL, lost_ca_lids(g, st)) > 0;
+	return lost_after_whole_pass(g, st, NULL, lost_ca_lids(g, st));
 }
 
 /*
@@ -959,6 +957,7 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
 	unsigned first = blocks, lost = 0, dests, own, own_dests, step;
 	unsigned sharp = 0;
+	int ca_lost = OO_MIX_UNCOUNTED;	/* mix_lost_ca_lids() */
 	char more[64] = "";
 	struct oo_eval_net stock_net;
 	uint8_t offset[1U << 7] = { 0 };	/* LMC <= 7 */
@@ -987,10 +986,14 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		dests += n;
 	}
 	mix_lfts(g, mark, offset, dest);
-	if (dests && still_loses_ca_lids(g, st)) {
+	/* where it still leaves CA LIDs without a route and the stock
+	   tables to beat leave none, the SHARP nodes' LIDs go stock too */
+	if (dests && !st->lanes_beyond_vl0 && !g->lost_stock &&
+	    (ca_lost = mix_lost_ca_lids(g, st)) > 0) {
 		sharp = mark_sharp_destinations(g, st, dest);
 		dests += sharp;
 		mix_lfts(g, mark, offset, dest);
+		ca_lost = OO_MIX_UNCOUNTED;
 	}
 	if (dests)
 		score_tables(g, st, mixed);
@@ -1018,13 +1021,14 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		lost += n;
 		mix_lfts(g, mark, offset, dest);
 		score_tables(g, st, mixed);
+		ca_lost = OO_MIX_UNCOUNTED;
 	}
 	own = count_offsets(offset, g->net.lids_per_port, OO_MIX_OWN);
 	own_dests = count_own_dests(g, dest, offset);
-	ok = (dests || lost) && first_loss(g, mixed, stock) < 0 &&
-	    !loses_ca_lids(g, st, "a mix of both would",
-			   lost_after_whole_pass(g, st, NULL,
-						 lost_ca_lids(g, st)));
+	ok = (dests || lost) && first_loss(g, mixed, stock) < 0;
+	if (ok && ca_lost == OO_MIX_UNCOUNTED)
+		ca_lost = mix_lost_ca_lids(g, st);
+	ok = ok && !loses_ca_lids(g, st, "a mix of both would", ca_lost);
 	if (ok && (own || own_dests) && oo_reach_tables_acyclic(g->osm) != 1) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: a mix "
 			"where %u LID offsets and %u CA LIDs take updn's own "
