@@ -1546,6 +1546,180 @@ static int try_polish_stock(struct oo_guard *g,
 }
 
 /*
+ * The tables in place, with every entry toward a further LID offset of a
+ * host (base + k, k > 0) taken from port offsetting's (ours, per switch
+ * into lft_ours); base LIDs, switches and the other CAs keep theirs.
+ */
+static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
+{
+	unsigned lids = g->net.lids_per_port, h, o, s;
+
+	for (s = 0; s < g->num_sw; s++)
+		for (h = 0; h < g->num_hosts; h++)
+			for (o = 1; o < lids; o++) {
+				unsigned lid = g->host_lid[h] + o;
+
+				if (lid < g->lft_len[s])
+					g->sw[s]->new_lft[lid] = ours[s][lid];
+			}
+}
+
+/* lost_ca_lids() of the tables in place after the whole reach pass. */
+static int lost_in_place(struct oo_guard *g, const struct oo_guard_stages *st)
+{
+	return lost_after_whole_pass(g, st, NULL, lost_ca_lids(g, st));
+}
+
+/*
+ * Whether the tables in place (ours' further offsets over the kept ones'
+ * base LIDs), scored in mine, may replace the kept ones (scored in kept,
+ * kept_lost CA LIDs without a route): they lose no cell to stock and
+ * score better on the whole (beats_ours()), leave no more CA LIDs without
+ * a route after the reach pass, and are checked free of a credit loop
+ * (the entries of two rankings, ours over the roots port offsetting
+ * completed and the stock engine's over its own, can close one).
+ */
+static int offsets_of_ours_win(struct oo_guard *g,
+			       const struct oo_guard_stages *st,
+			       const struct oo_eval_score *mine,
+			       const struct oo_eval_score *kept,
+			       const struct oo_eval_score *stock,
+			       int kept_lost)
+{
+	struct oo_guard_sums sum_mine, sum_kept;
+	int lost, c;
+
+	if (!beats_ours(g, mine, kept, stock, &sum_mine, &sum_kept)) {
+		c = first_loss(g, mine, stock);
+		if (c >= 0)
+			log_loss(g, "with port offsetting's entries toward the "
+				 "further LID offsets of the hosts, the stock "
+				 "LFTs would", mine, stock);
+		else
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: with port offsetting's entries toward "
+				"the further LID offsets of the hosts, the "
+				"stock LFTs would score no better on the whole "
+				"(%" PRIu64 " flows lost, base LIDs %.4f, all "
+				"cells %.4f on average, against %" PRIu64
+				", %.4f, %.4f)\n", sum_mine.lost,
+				sum_mine.base / g->num_base_cells,
+				sum_mine.all / g->num_cells, sum_kept.lost,
+				sum_kept.base / g->num_base_cells,
+				sum_kept.all / g->num_cells);
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"stock LFTs stay as they are\n");
+		return 0;
+	}
+	lost = lost_in_place(g, st);
+	if (lost < 0 || kept_lost < 0 || lost > kept_lost) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: with "
+			"port offsetting's entries toward the further LID "
+			"offsets of the hosts, the stock LFTs would leave %d "
+			"CA LIDs without a route from some CA after the reach "
+			"pass, against %d; they stay as they are\n", lost,
+			kept_lost);
+		return 0;
+	}
+	if (oo_reach_tables_acyclic(g->osm) != 1) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: with "
+			"port offsetting's entries toward the further LID "
+			"offsets of the hosts, the stock LFTs would score "
+			"better, but have a credit loop (or could not be "
+			"checked); they stay as they are\n");
+		return 0;
+	}
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
+		"LFTs keep their entries toward base LIDs, and port "
+		"offsetting's take those toward the further LID offsets of "
+		"the hosts: they score at least as well as the stock ones in "
+		"all %u cells and better than the stock LFTs alone (%" PRIu64
+		" flows lost, base LIDs %.4f, all cells %.4f on average, "
+		"against %" PRIu64 ", %.4f, %.4f); the tables have no credit "
+		"loop\n", g->num_cells, sum_mine.lost,
+		sum_mine.base / g->num_base_cells, sum_mine.all / g->num_cells,
+		sum_kept.lost, sum_kept.base / g->num_base_cells,
+		sum_kept.all / g->num_cells);
+	return 1;
+}
+
+/*
+ * The tables of try_offsets_of_ours() in place, scored in score, lose a
+ * cell to stock: mostly a leaf order over one further LID offset alone,
+ * where port offsetting's digits lost the base LIDs' to stock too.  The
+ * polish may spend the lead of the striped cells to raise it
+ * (polish_leads()); score then takes the polished tables' scores.  buf
+ * (total_lft() bytes) keeps a copy of the tables as they were.
+ */
+static void polish_offsets(struct oo_guard *g,
+			   const struct oo_guard_stages *st,
+			   struct oo_eval_score *score,
+			   const struct oo_eval_score *stock, uint8_t *buf)
+{
+	double lead[OO_GUARD_MAX_CELLS];
+
+	polish_leads(g, score, stock, lead);
+	copy_lfts(g, buf, 1);
+	if (!polish_in_place(g, "the stock LFTs with port offsetting's "
+			     "further LID offsets", buf, lead))
+		return;
+	score_tables(g, st, score);
+	log_scores(g, "stock, offsetting's further LID offsets, polished",
+		   score);
+}
+
+/*
+ * The stock tables (as built or polished, scored in kept) are in place
+ * and stay, with LMC > 0: port offsetting's tables lost a cell of base
+ * LIDs (the leaf order of a degraded tree, say), and no mix won it back.
+ * Their further LID offsets may still spread the striped traffic far
+ * better than stock's, whose further offsets follow their base LID's
+ * port or nearly so: every entry toward a further LID offset of a host
+ * takes port offsetting's (lft_ours), where offsets_of_ours_win().  The
+ * base LIDs, all an MPI that ignores LMC uses, keep the stock entries,
+ * so every base cell scores as with the stock tables alone, unless
+ * polish_offsets() moves them too (never below stock's figure).  scratch
+ * takes the scores.  Returns 1 with those tables in place, else 0 with
+ * the kept ones back in place.
+ */
+static int try_offsets_of_ours(struct oo_guard *g,
+			       const struct oo_guard_stages *st,
+			       const struct oo_eval_score *kept,
+			       const struct oo_eval_score *stock,
+			       struct oo_eval_score *scratch)
+{
+	uint8_t *was = malloc(total_lft(g) + 1);
+	uint8_t *mixed = malloc(total_lft(g) + 1);
+	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
+	const uint8_t **ours = index_rows(g, g->lft_ours);
+	int ret = 0, kept_lost;
+
+	if (!was || !mixed || !prof || !ours)
+		goto out;
+	copy_lfts(g, was, 1);
+	save_profiles(g, prof);
+	kept_lost = lost_in_place(g, st);
+	take_our_offsets(g, ours);
+	count_profiles(g);
+	score_tables(g, st, scratch);
+	log_scores(g, "stock, offsetting's further LID offsets", scratch);
+	if ((st->variants & OO_GUARD_POLISH) &&
+	    first_loss(g, scratch, stock) >= 0)
+		polish_offsets(g, st, scratch, stock, mixed);
+	ret = offsets_of_ours_win(g, st, scratch, kept, stock, kept_lost);
+	if (!ret) {
+		copy_lfts(g, was, 0);
+		restore_profiles(g, prof);
+	}
+out:
+	free(was);
+	free(mixed);
+	free(prof);
+	free(ours);
+	return ret;
+}
+
+/*
  * The variants of port offsetting's tables the guard tries before it
  * compares with stock (those of st->variants), each against the best so
  * far.  Each level's lanes by its design where that is narrower than its
@@ -1729,7 +1903,7 @@ static int compare_with_stock(struct oo_guard *g,
 {
 	struct oo_eval_score *theirs, *mixed, *own, *scratch;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
-	int ret = -1, own_hops = 0;
+	int ret = -1, own_hops = 0, polished;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
@@ -1788,14 +1962,17 @@ static int compare_with_stock(struct oo_guard *g,
 	/* the stock engine's own tables; its hop tables are in place */
 	copy_lfts(g, own_hops ? g->lft_own : g->lft_stock, 0);
 	restore_profiles(g, own_hops ? g->prof_own : g->prof_stock);
-	if ((st->variants & OO_GUARD_POLISH) &&
+	polished = (st->variants & OO_GUARD_POLISH) &&
 	    try_polish_stock(g, st, own_hops ? g->lft_own : g->lft_stock,
 			     own_hops ? g->prof_own : g->prof_stock, own,
-			     scratch))
-		goto out;
-	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
-		"LFTs stay, as routing engine's own stage built them%s\n",
-		own_hops ? ", over its own roots" : "");
+			     scratch);
+	if (!polished)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"stock LFTs stay, as routing engine's own stage built "
+			"them%s\n", own_hops ? ", over its own roots" : "");
+	if (g->net.lids_per_port > 1)
+		try_offsets_of_ours(g, st, polished ? scratch : own, own,
+				    mixed);
 	goto out;
 ours_back:
 	copy_lfts(g, g->lft_ours, 0);

@@ -1276,3 +1276,34 @@ def test_the_mix_gives_every_sharp_node_stock_routes_where_needed(tmp_path):
                                   lmc=2)
     assert stock["unreachable_pairs"] == 216  # between SHARP nodes
     assert_routed_above_stock(ours, stock, 1.15)  # 0.503 / 0.421
+
+
+SHAPE_316 = ["cluster", "--radix", "36", "--edges", "11", "--hosts-per-edge",
+             "18", "--uplinks", "18", "--spines", "12", "--core-hosts", "1",
+             "--seed", "237"]
+
+
+def test_stock_base_lids_keep_offsettings_further_offsets(tmp_path):
+    """bench-shapes shape 316 at LMC 2: 11 edges of 18 hosts, 18 uplinks
+    each over 12 spines (6 of them cabled twice), a management HCA on a
+    spine.  Port offsetting's tables lose a cell of base LIDs to stock
+    updn, no mix wins it back, and the stock tables stayed: leaf order
+    spread 0.439, as stock's, whose further LID offsets follow their base
+    LID's port.  Now the hosts' further LID offsets take port offsetting's
+    entries over the stock base LIDs, polished where a leaf order over one
+    offset alone lost to stock: 0.645, every pair routed, no credit
+    loop, base LIDs at least stock's."""
+    need_mode("on")
+    log, ours = route_generated(tmp_path, "s316", SHAPE_316, "on", lmc=2)
+    assert "the stock LFTs keep their entries toward base LIDs, and port " \
+        "offsetting's take those toward the further LID offsets of the " \
+        "hosts: they score at least as well as the stock ones in all 19 " \
+        "cells" in log
+    _log, stock = route_generated(tmp_path, "s316", SHAPE_316, "stock",
+                                  lmc=2)
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert leaf_base(ours) >= leaf_base(stock)
+    spread = ours["shift"]["spread"]["efficiency"]
+    stock_spread = stock["shift"]["spread"]["efficiency"]
+    assert spread > 1.3 * stock_spread, (spread, stock_spread)  # 0.645/0.439
