@@ -511,6 +511,16 @@ static int lost_after_whole_pass(struct oo_guard *g,
 	return lost_ca_lids(g, &whole);
 }
 
+/*
+ * The lost_ca_lids() of the tables in place, counted again after the
+ * whole reach pass where that can decide (lost_after_whole_pass()).  The
+ * tables in place stay as they are.
+ */
+static int lost_in_place(struct oo_guard *g, const struct oo_guard_stages *st)
+{
+	return lost_after_whole_pass(g, st, NULL, lost_ca_lids(g, st));
+}
+
 static void log_scores(const struct oo_guard *g, const char *who,
 		       const struct oo_eval_score *score)
 {
@@ -718,19 +728,8 @@ static unsigned mark_sharp_destinations(struct oo_guard *g,
 	return found;
 }
 
-/* mix_lost_ca_lids() has not counted the mix in place. */
+/* lost_in_place() has not counted the mix in place. */
 #define OO_MIX_UNCOUNTED (-2)
-
-/*
- * The lost_ca_lids() of the mix in place, counted again after the whole
- * reach pass where that can decide (lost_after_whole_pass()).  The tables
- * in place stay as they are.
- */
-static int mix_lost_ca_lids(struct oo_guard *g,
-			    const struct oo_guard_stages *st)
-{
-	return lost_after_whole_pass(g, st, NULL, lost_ca_lids(g, st));
-}
 
 /*
  * Ours, with the marked entries from stock: those toward the switches
@@ -957,7 +956,7 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
 	unsigned first = blocks, lost = 0, dests, own, own_dests, step;
 	unsigned sharp = 0;
-	int ca_lost = OO_MIX_UNCOUNTED;	/* mix_lost_ca_lids() */
+	int ca_lost = OO_MIX_UNCOUNTED;	/* lost_in_place() */
 	char more[64] = "";
 	struct oo_eval_net stock_net;
 	uint8_t offset[1U << 7] = { 0 };	/* LMC <= 7 */
@@ -989,7 +988,7 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	/* where it still leaves CA LIDs without a route and the stock
 	   tables to beat leave none, the SHARP nodes' LIDs go stock too */
 	if (dests && !st->lanes_beyond_vl0 && !g->lost_stock &&
-	    (ca_lost = mix_lost_ca_lids(g, st)) > 0) {
+	    (ca_lost = lost_in_place(g, st)) > 0) {
 		sharp = mark_sharp_destinations(g, st, dest);
 		dests += sharp;
 		mix_lfts(g, mark, offset, dest);
@@ -1027,7 +1026,7 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 	own_dests = count_own_dests(g, dest, offset);
 	ok = (dests || lost) && first_loss(g, mixed, stock) < 0;
 	if (ok && ca_lost == OO_MIX_UNCOUNTED)
-		ca_lost = mix_lost_ca_lids(g, st);
+		ca_lost = lost_in_place(g, st);
 	ok = ok && !loses_ca_lids(g, st, "a mix of both would", ca_lost);
 	if (ok && (own || own_dests) && oo_reach_tables_acyclic(g->osm) != 1) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: a mix "
@@ -1502,25 +1501,25 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
  * stock tables as ours: at least as well in every cell, better on the
  * whole) and leaves no more CA LIDs without a route (lost_stock, counted
  * when they first went in place).  Returns 1 with the
- * polished tables in place, else 0 with the stock tables back in place.
+ * polished tables in place (*lost their lost_ca_lids()), else 0 with the
+ * stock tables back in place.
  */
 static int try_polish_stock(struct oo_guard *g,
 			    const struct oo_guard_stages *st,
 			    const uint8_t *was, const uint32_t *prof,
 			    const struct oo_eval_score *stock,
-			    struct oo_eval_score *scratch)
+			    struct oo_eval_score *scratch, int *lost)
 {
 	struct oo_guard_sums sum_stock, sum_mine;
-	int lost;
 
 	if (!polish_in_place(g, "the stock LFTs", was, NULL))
 		return 0;
 	score_tables(g, st, scratch);
 	log_scores(g, "stock, polished", scratch);
 	if (beats_ours(g, scratch, stock, stock, &sum_mine, &sum_stock)) {
-		lost = lost_ca_lids(g, st);
-		if (lost >= 0 && g->lost_stock >= 0 &&
-		    lost <= g->lost_stock) {
+		*lost = lost_ca_lids(g, st);
+		if (*lost >= 0 && g->lost_stock >= 0 &&
+		    *lost <= g->lost_stock) {
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
 				"guard: the stock LFTs with entries of leaves "
 				"moved where that lowers a round's busiest "
@@ -1564,11 +1563,9 @@ static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
 			}
 }
 
-/* lost_ca_lids() of the tables in place after the whole reach pass. */
-static int lost_in_place(struct oo_guard *g, const struct oo_guard_stages *st)
-{
-	return lost_after_whole_pass(g, st, NULL, lost_ca_lids(g, st));
-}
+/* What the log lines of offsets_of_ours_win() are about. */
+static const char offsets_of_ours[] = "with port offsetting's entries "
+	"toward the further LID offsets of the hosts, the stock LFTs would";
 
 /*
  * Whether the tables in place (ours' further offsets over the kept ones'
@@ -1587,22 +1584,17 @@ static int offsets_of_ours_win(struct oo_guard *g,
 			       int kept_lost)
 {
 	struct oo_guard_sums sum_mine, sum_kept;
-	int lost, c;
+	int lost;
 
 	if (!beats_ours(g, mine, kept, stock, &sum_mine, &sum_kept)) {
-		c = first_loss(g, mine, stock);
-		if (c >= 0)
-			log_loss(g, "with port offsetting's entries toward the "
-				 "further LID offsets of the hosts, the stock "
-				 "LFTs would", mine, stock);
+		if (first_loss(g, mine, stock) >= 0)
+			log_loss(g, offsets_of_ours, mine, stock);
 		else
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
-				"guard: with port offsetting's entries toward "
-				"the further LID offsets of the hosts, the "
-				"stock LFTs would score no better on the whole "
-				"(%" PRIu64 " flows lost, base LIDs %.4f, all "
-				"cells %.4f on average, against %" PRIu64
-				", %.4f, %.4f)\n", sum_mine.lost,
+				"guard: %s score no better on the whole (%"
+				PRIu64 " flows lost, base LIDs %.4f, all cells "
+				"%.4f on average, against %" PRIu64 ", %.4f, "
+				"%.4f)\n", offsets_of_ours, sum_mine.lost,
 				sum_mine.base / g->num_base_cells,
 				sum_mine.all / g->num_cells, sum_kept.lost,
 				sum_kept.base / g->num_base_cells,
@@ -1613,20 +1605,17 @@ static int offsets_of_ours_win(struct oo_guard *g,
 	}
 	lost = lost_in_place(g, st);
 	if (lost < 0 || kept_lost < 0 || lost > kept_lost) {
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: with "
-			"port offsetting's entries toward the further LID "
-			"offsets of the hosts, the stock LFTs would leave %d "
-			"CA LIDs without a route from some CA after the reach "
-			"pass, against %d; they stay as they are\n", lost,
-			kept_lost);
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
+			"leave %d CA LIDs without a route from some CA after "
+			"the reach pass, against %d; they stay as they are\n",
+			offsets_of_ours, lost, kept_lost);
 		return 0;
 	}
 	if (oo_reach_tables_acyclic(g->osm) != 1) {
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: with "
-			"port offsetting's entries toward the further LID "
-			"offsets of the hosts, the stock LFTs would score "
-			"better, but have a credit loop (or could not be "
-			"checked); they stay as they are\n");
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
+			"score better, but have a credit loop (or could not "
+			"be checked); they stay as they are\n",
+			offsets_of_ours);
 		return 0;
 	}
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
@@ -1648,24 +1637,28 @@ static int offsets_of_ours_win(struct oo_guard *g,
  * cell to stock: mostly a leaf order over one further LID offset alone,
  * where port offsetting's digits lost the base LIDs' to stock too.  The
  * polish may spend the lead of the striped cells to raise it
- * (polish_leads()); score then takes the polished tables' scores.  buf
- * (total_lft() bytes) keeps a copy of the tables as they were.
+ * (polish_leads()); score then takes the polished tables' scores.  With
+ * no memory for a copy of the tables as they were, nothing is polished.
  */
 static void polish_offsets(struct oo_guard *g,
 			   const struct oo_guard_stages *st,
 			   struct oo_eval_score *score,
-			   const struct oo_eval_score *stock, uint8_t *buf)
+			   const struct oo_eval_score *stock)
 {
+	uint8_t *was = malloc(total_lft(g) + 1);
 	double lead[OO_GUARD_MAX_CELLS];
 
-	polish_leads(g, score, stock, lead);
-	copy_lfts(g, buf, 1);
-	if (!polish_in_place(g, "the stock LFTs with port offsetting's "
-			     "further LID offsets", buf, lead))
+	if (!was)
 		return;
-	score_tables(g, st, score);
-	log_scores(g, "stock, offsetting's further LID offsets, polished",
-		   score);
+	polish_leads(g, score, stock, lead);
+	copy_lfts(g, was, 1);
+	if (polish_in_place(g, "the stock LFTs with port offsetting's "
+			    "further LID offsets", was, lead)) {
+		score_tables(g, st, score);
+		log_scores(g, "stock, offsetting's further LID offsets, "
+			   "polished", score);
+	}
+	free(was);
 }
 
 /*
@@ -1679,33 +1672,33 @@ static void polish_offsets(struct oo_guard *g,
  * base LIDs, all an MPI that ignores LMC uses, keep the stock entries,
  * so every base cell scores as with the stock tables alone, unless
  * polish_offsets() moves them too (never below stock's figure).  scratch
- * takes the scores.  Returns 1 with those tables in place, else 0 with
- * the kept ones back in place.
+ * takes the scores; kept_lost is the kept tables' lost_in_place().
+ * Returns 1 with those tables in place, else 0 with the kept ones back
+ * in place.
  */
 static int try_offsets_of_ours(struct oo_guard *g,
 			       const struct oo_guard_stages *st,
 			       const struct oo_eval_score *kept,
+			       int kept_lost,
 			       const struct oo_eval_score *stock,
 			       struct oo_eval_score *scratch)
 {
 	uint8_t *was = malloc(total_lft(g) + 1);
-	uint8_t *mixed = malloc(total_lft(g) + 1);
 	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
 	const uint8_t **ours = index_rows(g, g->lft_ours);
-	int ret = 0, kept_lost;
+	int ret = 0;
 
-	if (!was || !mixed || !prof || !ours)
+	if (!was || !prof || !ours)
 		goto out;
 	copy_lfts(g, was, 1);
 	save_profiles(g, prof);
-	kept_lost = lost_in_place(g, st);
 	take_our_offsets(g, ours);
 	count_profiles(g);
 	score_tables(g, st, scratch);
 	log_scores(g, "stock, offsetting's further LID offsets", scratch);
 	if ((st->variants & OO_GUARD_POLISH) &&
 	    first_loss(g, scratch, stock) >= 0)
-		polish_offsets(g, st, scratch, stock, mixed);
+		polish_offsets(g, st, scratch, stock);
 	ret = offsets_of_ours_win(g, st, scratch, kept, stock, kept_lost);
 	if (!ret) {
 		copy_lfts(g, was, 0);
@@ -1713,7 +1706,6 @@ static int try_offsets_of_ours(struct oo_guard *g,
 	}
 out:
 	free(was);
-	free(mixed);
 	free(prof);
 	free(ours);
 	return ret;
@@ -1903,7 +1895,7 @@ static int compare_with_stock(struct oo_guard *g,
 {
 	struct oo_eval_score *theirs, *mixed, *own, *scratch;
 	size_t ports = total_ports(g) + 1, lfts = total_lft(g) + 1;
-	int ret = -1, own_hops = 0, polished;
+	int ret = -1, own_hops = 0, polished, kept_lost;
 
 	theirs = calloc(g->num_cells + 1, sizeof(*theirs));
 	mixed = calloc(g->num_cells + 1, sizeof(*mixed));
@@ -1965,14 +1957,20 @@ static int compare_with_stock(struct oo_guard *g,
 	polished = (st->variants & OO_GUARD_POLISH) &&
 	    try_polish_stock(g, st, own_hops ? g->lft_own : g->lft_stock,
 			     own_hops ? g->prof_own : g->prof_stock, own,
-			     scratch);
-	if (!polished)
+			     scratch, &kept_lost);
+	if (!polished) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"stock LFTs stay, as routing engine's own stage built "
 			"them%s\n", own_hops ? ", over its own roots" : "");
+		kept_lost = g->lost_stock;
+	}
+	/* kept_lost, the lost_ca_lids() of the tables that stay, is their
+	   lost_in_place() too: they lose no more CA LIDs than the stock
+	   tables to beat, so none where those lose none, and the whole
+	   reach pass counts again only there (lost_after_whole_pass()) */
 	if (g->net.lids_per_port > 1)
-		try_offsets_of_ours(g, st, polished ? scratch : own, own,
-				    mixed);
+		try_offsets_of_ours(g, st, polished ? scratch : own,
+				    kept_lost, own, mixed);
 	goto out;
 ours_back:
 	copy_lfts(g, g->lft_ours, 0);
