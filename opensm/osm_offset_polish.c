@@ -404,18 +404,25 @@ static int is_below(const struct polish *p, unsigned g)
 	return p->group_eff[g] < p->floor[g] - OO_EVAL_EPSILON;
 }
 
+/* The cells shift_flows() moves the flows of: steering, the others, all. */
+#define CELLS_STEER 1
+#define CELLS_OTHER 2
+#define CELLS_ALL (CELLS_STEER | CELLS_OTHER)
+
 /*
  * What moving switch s's entry for host h's LID + offset from path old to
- * path new does to the rounds it touches: applied (sign 1) or taken back
- * (sign -1).  With gain, adds the change in value of the steering cells
- * (round_value(), each cell's rounds weighing 1 / rounds, those of a
- * group below its floor RESCUE_WEIGHT times more).  Each group's change
- * of efficiency (the mean of its cells') adds up in group_delta until
- * clear_groups() or apply_groups() takes it.
+ * path new does to the rounds it touches in the cells that which selects:
+ * applied (sign 1) or taken back (sign -1).  With gain, adds the change
+ * in value of the steering cells (round_value(), each cell's rounds
+ * weighing 1 / rounds, those of a group below its floor RESCUE_WEIGHT
+ * times more).  Each group's change of efficiency (the mean of its
+ * cells') adds up in group_delta until clear_groups() or apply_groups()
+ * takes it.
  */
 static void shift_flows(struct polish *p, uint32_t s, uint32_t h,
 			unsigned offset, const struct path *old,
-			const struct path *new, int sign, double *gain)
+			const struct path *new, int sign, double *gain,
+			unsigned which)
 {
 	unsigned c, j, count;
 
@@ -425,7 +432,8 @@ static void shift_flows(struct polish *p, uint32_t s, uint32_t h,
 		unsigned w = cell_weight(p, cl, offset);
 		const uint32_t *src;
 
-		if (!w || to == NONE)
+		if (!w || to == NONE ||
+		    !(which & (cl->steer ? CELLS_STEER : CELLS_OTHER)))
 			continue;
 		src = cell_sources(p, c, s, &count);
 		for (j = 0; j < count; j++) {
@@ -470,6 +478,33 @@ static int groups_ok(const struct polish *p)
 static void clear_groups(struct polish *p)
 {
 	memset(p->group_delta, 0, sizeof(double) * p->num_groups);
+}
+
+/*
+ * A trial of moving switch s's entry for host h's LID + offset from path
+ * cur to path alt, the rounds as they were after it: the steering cells'
+ * change of value into *gain, and whether have + *gain beats best and
+ * the move lowers no group (groups_ok()).  The other cells (the random
+ * orders' sample), which do not steer, are only loaded where the gain
+ * beats best: a trial that gains too little is refused without them.
+ * The caller clears the groups' changes.
+ */
+static int try_move(struct polish *p, uint32_t s, uint32_t h,
+		    unsigned offset, const struct path *cur,
+		    const struct path *alt, double have, double best,
+		    double *gain)
+{
+	int ok = 0;
+
+	*gain = 0.0;
+	shift_flows(p, s, h, offset, cur, alt, 1, gain, CELLS_STEER);
+	if (have + *gain > best) {
+		shift_flows(p, s, h, offset, cur, alt, 1, NULL, CELLS_OTHER);
+		ok = groups_ok(p);
+		shift_flows(p, s, h, offset, cur, alt, -1, NULL, CELLS_OTHER);
+	}
+	shift_flows(p, s, h, offset, cur, alt, -1, NULL, CELLS_STEER);
+	return ok;
 }
 
 /* The changes since the last call made: the groups' efficiencies. */
@@ -667,7 +702,7 @@ static void move_entry(struct polish *p, uint32_t s, uint32_t h,
 	const struct oo_eval_net *net = p->net;
 	unsigned lid = net->host_lid[h] + offset;
 
-	shift_flows(p, s, h, offset, cur, new, 1, NULL);
+	shift_flows(p, s, h, offset, cur, new, 1, NULL, CELLS_ALL);
 	apply_groups(p);
 	if (p->counting && p->is_rank[h]) {
 		count_path(p, offset, cur, p->weight[s], -1);
@@ -721,9 +756,8 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 
 		if (!other_path(p, s, port, lid, h, &cur, &alt))
 			continue;
-		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
-		ok = groups_ok(p);
-		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
+		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, best_gain,
+			      &gain);
 		clear_groups(p);
 		if (ok && gain > best_gain) {
 			best_gain = gain;
@@ -783,7 +817,7 @@ static int swap_entry(struct polish *p, uint32_t s, uint32_t h,
 
 		if (!other_path(p, s, port, lid, h, &cur, &alt))
 			continue;
-		shift_flows(p, s, h, offset, &cur, &alt, 1, &g1);
+		shift_flows(p, s, h, offset, &cur, &alt, 1, &g1, CELLS_ALL);
 		for (h2 = 0; h2 < p->num_hosts && p->work < p->budget; h2++) {
 			double g2 = 0.0;
 			int ok;
@@ -792,9 +826,8 @@ static int swap_entry(struct polish *p, uint32_t s, uint32_t h,
 						     (uint8_t)port, mine,
 						     &cur2, &alt2))
 				continue;
-			shift_flows(p, s, h2, offset, &cur2, &alt2, 1, &g2);
-			ok = groups_ok(p);
-			shift_flows(p, s, h2, offset, &cur2, &alt2, -1, NULL);
+			ok = try_move(p, s, h2, offset, &cur2, &alt2, g1,
+				      best_gain, &g2);
 			if (ok && g1 + g2 > best_gain) {
 				best_gain = g1 + g2;
 				best_port = (uint8_t)port;
@@ -804,7 +837,7 @@ static int swap_entry(struct polish *p, uint32_t s, uint32_t h,
 				best2 = alt2;
 			}
 		}
-		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
+		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL, CELLS_ALL);
 		clear_groups(p);
 	}
 	if (!best_port || !room_to_undo(p))
@@ -886,9 +919,8 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 		int ok;
 
 		follow(p, s, cand[i], lid, h, &alt);
-		shift_flows(p, s, h, offset, &cur, &alt, 1, &gain);
-		ok = groups_ok(p);
-		shift_flows(p, s, h, offset, &cur, &alt, -1, NULL);
+		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, -1e-12,
+			      &gain);
 		clear_groups(p);
 		if (ok && gain > -1e-12) {
 			move_entry(p, s, h, offset, &cur, &alt, cand[i]);

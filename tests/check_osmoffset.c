@@ -1833,6 +1833,66 @@ START_TEST(polish_spends_a_lead_to_raise_a_group_below_its_floor)
 }
 END_TEST
 
+/*
+ * A cell that does not steer (a random order's sample) is a group that
+ * no move may lower, but the polish loads its rounds only for trials
+ * whose gain in the steering cells would take them: it changes no move
+ * it does not block, and costs less than a cell that steers.  Where
+ * every move that raises job a lowers job b, b blocks them all as well
+ * when it does not steer, and a alone moves.
+ */
+START_TEST(polish_weighs_random_samples_only_for_trials_that_gain)
+{
+	static const uint8_t swap_up[EV_MAX_LEAVES][EV_MAX_HOSTS] = {
+		{ 0, 0, 0, 1, 0, 0 }, { 0, 1, 0, 0, 1, 1 },
+		{ 1, 1, 0, 0, 0, 0 },
+	};
+	static const uint8_t lead_up[EV_MAX_LEAVES][EV_MAX_HOSTS] = {
+		{ 0, 0, 0, 1, 1, 1 }, { 1, 0, 0, 0, 0, 0 },
+		{ 1, 0, 0, 1, 0, 0 },
+	};
+	static const uint32_t a[] = { 5, 1, 0, 4, 2 }, b[] = { 3, 1, 2, 0 },
+	    c[] = { 5, 4, 3, 1, 0, 2 }, d[] = { 5, 2, 4, 1, 0, 3 };
+	struct oo_polish_cell cell[3] = {
+		{ a, 5, 0, 0, 1, 0.0 }, { b, 4, 0, 1, 1, 0.0 },
+		{ a, 5, 0, 2, 0, 0.0 },
+	};
+	struct oo_polish_cell lead[2] = {
+		{ c, 6, 0, 0, 1, 0.0 }, { d, 6, 0, 1, 0, 0.0 },
+	};
+	struct ev_net t, steered, before;
+	struct oo_polish_result alone, res;
+
+	ev_build(&steered, 3, swap_up);
+	alone = ev_polish_cells(&steered, cell, 2, 100000);
+	ck_assert_uint_eq(alone.swapped, 2);
+	/* a copy of job a that does not steer: the same two moves */
+	ev_build(&t, 3, swap_up);
+	res = ev_polish_cells(&t, cell, 3, 100000);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.moved, alone.moved);
+	ck_assert_uint_eq(res.swapped, alone.swapped);
+	ck_assert_int_eq(memcmp(t.lft, steered.lft, sizeof(t.lft)), 0);
+	ck_assert_double_eq_tol(res.eff_after, alone.eff_after, 1e-12);
+	/* its rounds are those of job a, loaded to start, for the moves
+	   and for the trials that gain (104 links), not for every trial
+	   (256, about half of what both jobs take: 536) */
+	ck_assert_uint_gt(res.work, alone.work);
+	ck_assert_uint_lt(res.work - alone.work, alone.work / 4);
+	/* job b lowered by every move that raises job a, steering or not:
+	   nothing moves */
+	ev_build(&t, 3, lead_up);
+	before = t;
+	res = ev_polish_cells(&t, lead, 2, 100000);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(t.lft, before.lft, sizeof(t.lft)), 0);
+	/* without job b, job a gains */
+	res = ev_polish_cells(&t, lead, 1, 100000);
+	ck_assert_uint_gt(res.moved, 0);
+	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
+}
+END_TEST
+
 START_TEST(eval_worse_and_shuffle)
 {
 	struct oo_eval_score a = { 0.9, 1, 3 }, b = { 0.5, 0, 3 };
@@ -3308,6 +3368,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, polish_swaps_two_entries_where_no_single_move_gains);
 	tcase_add_test(ev,
 		       polish_spends_a_lead_to_raise_a_group_below_its_floor);
+	tcase_add_test(ev,
+		       polish_weighs_random_samples_only_for_trials_that_gain);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
 
