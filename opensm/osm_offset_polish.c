@@ -487,7 +487,8 @@ static void clear_groups(struct polish *p)
  * the move lowers no group (groups_ok()).  The other cells (the random
  * orders' sample), which do not steer, are only loaded where the gain
  * beats best: a trial that gains too little is refused without them.
- * The caller clears the groups' changes.
+ * A trial that returns 1 beats best; the caller clears the groups'
+ * changes.
  */
 static int try_move(struct polish *p, uint32_t s, uint32_t h,
 		    unsigned offset, const struct path *cur,
@@ -759,7 +760,7 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, best_gain,
 			      &gain);
 		clear_groups(p);
-		if (ok && gain > best_gain) {
+		if (ok) {
 			best_gain = gain;
 			best_port = (uint8_t)port;
 			best = alt;
@@ -828,7 +829,7 @@ static int swap_entry(struct polish *p, uint32_t s, uint32_t h,
 				continue;
 			ok = try_move(p, s, h2, offset, &cur2, &alt2, g1,
 				      best_gain, &g2);
-			if (ok && g1 + g2 > best_gain) {
+			if (ok) {
 				best_gain = g1 + g2;
 				best_port = (uint8_t)port;
 				best_h2 = h2;
@@ -922,7 +923,7 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, -1e-12,
 			      &gain);
 		clear_groups(p);
-		if (ok && gain > -1e-12) {
+		if (ok) {
 			move_entry(p, s, h, offset, &cur, &alt, cand[i]);
 			return 1;
 		}
