@@ -30,7 +30,11 @@ from .model import (FabricModel, Host, JOBS, K_DOWN, K_HOST, K_NOENTRY,
 from .progress import Progress
 from .report import format_text
 
-__all__ = ["Analysis", "Progress", "Host", "ORDERS", "JOBS", "K_UNLINKED",
+# whose channel dependencies credit_loops() looks at: the routes traffic
+# from the CAs takes, or every LFT entry (switch LIDs too)
+CREDIT_SCOPES = ("traffic", "every-entry")
+
+__all__ = ["Analysis", "CREDIT_SCOPES", "Progress", "Host", "ORDERS", "JOBS", "K_UNLINKED",
            "K_SWITCH", "K_HOST", "K_DOWN", "K_PORT0", "K_NOENTRY",
            "is_aggregation_node", "natural_key", "shift_by_order",
            "shift_random_seeds",
@@ -43,7 +47,11 @@ class Analysis(FabricModel):
                  bisections: int = 20, diversity_samples: int = 50000,
                  progress: Optional[Progress] = None, order: str = "leaf",
                  job: Optional[str] = None, job_index: int = 0,
-                 path_sls=None):
+                 path_sls=None, credit_scope: str = "traffic"):
+        if credit_scope not in CREDIT_SCOPES:
+            raise ValueError(f"credit_scope {credit_scope!r}: one of "
+                             f"{', '.join(CREDIT_SCOPES)}")
+        self.credit_scope = credit_scope
         self.bisections = bisections
         self.path_sls = path_sls
         self.diversity_samples = diversity_samples
@@ -101,6 +109,8 @@ class Analysis(FabricModel):
         self.curves = {"base": base, "spread": spread, "bound": bound}
         if cyc:
             lane = f" on VL{self.credit_lane}" if self.path_sls else ""
+            if self.credit_scope == "every-entry":
+                lane = " among the dependencies of every LFT entry"
             self.problem(f"credit loop{lane}: " + " -> ".join(
                 f"'{n.desc}'[{p}]" for n, p in cyc))
         self.credit_cycle = cyc

@@ -343,18 +343,24 @@ def lane_sources(an, used_from):
     return {int(k): used_from & (lane == k) for k in np.unique(lane)}
 
 
-def _cycle(an, used):
-    """One cycle of the channel dependencies of the entries used, or
-    None; adds the dependencies to an.cdg_edges."""
-    used = used & (an.kind == K_SWITCH)
+def _dependencies(an, kind, nxt, link, used):
+    """Codes e1 * S * W + e2 of the channel dependencies of the entries in
+    used: a packet that crossed link e1 into a switch waits there for link
+    e2 out of it."""
+    used = used & (kind == K_SWITCH)
     s, c = np.nonzero(used)
-    n = an.nxt[s, c]
-    k2 = an.kind[n, c]
-    m = k2 == K_SWITCH
-    e1 = an.link[s[m], c[m]].astype(np.int64)
-    e2 = an.link[n[m], c[m]].astype(np.int64)
+    n = nxt[s, c]
+    m = kind[n, c] == K_SWITCH
+    e1 = link[s[m], c[m]].astype(np.int64)
+    e2 = link[n[m], c[m]].astype(np.int64)
+    return e1 * (an.S * an.W) + e2
+
+
+def _cycle(an, codes):
+    """One cycle of the channel dependencies codes (_dependencies()), or
+    None; adds the dependencies to an.cdg_edges."""
     M = an.S * an.W
-    codes = np.unique(e1 * M + e2)
+    codes = np.unique(codes)
     e1, e2 = codes // M, codes % M
     an.cdg_edges += int(codes.size)
     alive = np.ones(codes.size, dtype=bool)
@@ -383,13 +389,32 @@ def _cycle(an, used):
     return [(an.sw_nodes[ch // an.W], ch % an.W) for ch in cyc]
 
 
+def _every_entry_dependencies(an):
+    """The dependencies of every LFT entry that leads to another switch,
+    for every LID: the host LIDs' and the switch LIDs' (management
+    traffic to switches, an SM's or a monitor's, takes those)."""
+    host = _dependencies(an, an.kind, an.nxt, an.link, an.kind == K_SWITCH)
+    kind, ridx, link = an.entry_arrays(an.sw_lft)
+    nxt = np.where(kind == K_SWITCH, ridx, -1)
+    sw = _dependencies(an, kind, nxt, link, kind == K_SWITCH)
+    return np.concatenate([host, sw])
+
+
 def credit_loops(an):
     """One cycle of the channel dependency graph of a virtual lane, or
     None; the lane in an.credit_lane.  Each lane carries the routes its
-    path SL puts on it (an.path_sls; all on VL0 without them)."""
+    path SL puts on it (an.path_sls; all on VL0 without them).  With
+    an.credit_scope 'every-entry': the dependencies of every LFT entry,
+    switch LIDs too, on one lane."""
     an.progress.stage("credit loops")
     an.cdg_edges = 0
     an.credit_lane = None
+    if getattr(an, "credit_scope", "traffic") == "every-entry":
+        cyc = _cycle(an, _every_entry_dependencies(an))
+        if cyc:
+            an.credit_lane = 0
+        an.progress.done()
+        return cyc
     cyc = None
     lanes = an.lane_used or {0: None}
     for k, seeds in sorted(lanes.items()):
@@ -398,7 +423,7 @@ def credit_loops(an):
         else:
             used = seeds.copy()
             _spread(used, an.nxt)
-        cyc = _cycle(an, used)
+        cyc = _cycle(an, _dependencies(an, an.kind, an.nxt, an.link, used))
         if cyc:
             an.credit_lane = k
             break

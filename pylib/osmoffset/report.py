@@ -63,6 +63,7 @@ def build_result(an, base, spread, bound, bis_b, bis_s, div, cyc, t0):
                     "nonminimal_lids": int(an.nonminimal.sum())},
         "diversity": div,
         "cdg_edges": an.cdg_edges,
+        "credit_scope": getattr(an, "credit_scope", "traffic"),
         "credit_lane": an.credit_lane,
         "lanes": an.path_sls.lanes if an.path_sls else 1,
         "lane_routes": len(an.path_sls.routes) if an.path_sls else 0,
@@ -109,6 +110,8 @@ def format_text(res, lfts_path="", title=None):
             "routes above VL0)"
         if res["credit_loop"]:
             where += f"; the loop is on VL{res['credit_lane']}"
+    if res.get("credit_scope") == "every-entry":
+        where += " of every LFT entry, switch LIDs too"
     out.append(f"  credit loop        : "
                f"{'YES' if res['credit_loop'] else 'no'}"
                f" ({res['cdg_edges']} channel dependencies{where})")

@@ -246,6 +246,70 @@ def test_credit_loop_ring():
     assert an.result["credit_loop"] is False and an.result["cdg_edges"] == 0
 
 
+def _add_lft(text, switch, lid, port, what):
+    """Add an entry for a LID the switch has none for."""
+    out, sw = [], None
+    for line in text.splitlines():
+        out.append(line)
+        m = re.match(r"Unicast lids .*\('(.*)'\)", line)
+        if m and m.group(1) == switch:
+            out.append(f"0x{lid:04x} {port:03d} # {what}")
+    return "\n".join(out) + "\n"
+
+
+def _spine_turns():
+    """ft4-l0 with spine1 sending spine2's LID over leaf1, spine2 spine1's
+    over leaf2."""
+    text = open(fx("ft4-l0.lfts.dump")).read()
+    text = _add_lft(text, "spine1", 9, 1, "Switch portguid "
+                    "0x0000000000200005: 'spine2'")
+    return _add_lft(text, "spine2", 7, 2, "Switch portguid "
+                    "0x0000000000200004: 'spine1'")
+
+
+def test_credit_loops_of_every_entry():
+    """Two spines route each other's LID over a leaf each, down and up
+    again as minhop does (management traffic only: no CA sends those LIDs
+    to a spine).  The routes of the traffic have no credit loop; every
+    entry's dependencies have one: spine1 waits at leaf1 for the link up
+    to spine2, spine2 at leaf2 for the link up to spine1, and the CAs'
+    traffic leaf1 -> spine2 -> leaf2 (h6) and leaf2 -> spine1 -> leaf1
+    (h1) closes the ring.  Stock updn leaves those entries empty."""
+    lf = parse_lfts_text(_spine_turns(), "turns.dump")
+    r = analyse(lf, "ft4-l0.subnet.lst").result
+    assert r["valid"] and not r["credit_loop"]
+    assert r["credit_scope"] == "traffic"
+    r = analyse(lf, "ft4-l0.subnet.lst", credit_scope="every-entry").result
+    assert r["valid"] and r["credit_loop"]
+    assert r["credit_scope"] == "every-entry"
+    cyc = [(c["switch"], c["port"]) for c in r["credit_cycle"]]
+    k = cyc.index(("spine1", 1))
+    assert cyc[k:] + cyc[:k] == [("spine1", 1), ("leaf1", 6), ("spine2", 2),
+                                 ("leaf2", 5)]
+    assert any(p.startswith("credit loop among the dependencies of every "
+                            "LFT entry: ") for p in r["problems"])
+    r = analyse("ft4-l0.lfts.dump", "ft4-l0.subnet.lst",
+                credit_scope="every-entry").result
+    assert not r["credit_loop"] and r["cdg_edges"] > 0
+
+
+def test_cli_credit_loops_option(tmp_path):
+    dump = tmp_path / "turns.dump"
+    dump.write_text(_spine_turns())
+    args = ("--lfts", str(dump), "--topology", fx("ft4-l0.subnet.lst"))
+    rc, out, err = run_tool(*args)
+    assert rc == 0 and "credit loop        : no (" in out
+    rc, out, err = run_tool(*args, "--credit-loops", "every-entry")
+    assert rc == 1 and err == ""
+    assert "credit loop        : YES (" in out
+    assert "of every LFT entry, switch LIDs too)" in out
+    rc, out, err = run_tool(*args, "--credit-loops", "every-entry",
+                            "--path-sl", str(dump))
+    assert rc == 2 and "--path-sl" in err and "Traceback" not in err
+    rc, out, err = run_tool(*args, "--credit-loops", "all")
+    assert rc == 2 and "--credit-loops" in err
+
+
 def _edit_lft(text, switch, lid, port):
     """Set (port is int) or delete (port is None) one LFT entry."""
     out, sw = [], None

@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from osmoffset.analyze import Analysis
+from osmoffset.analyze import CREDIT_SCOPES, Analysis
 from osmoffset.cli import add_version
 from osmoffset.fabric import InputError, load_lfts, load_topology
 from osmoffset.pathsl import load_path_sls
@@ -48,6 +48,15 @@ def parse_args(argv):
                     "(reach_vls); credit loops are then looked for on each "
                     "lane with the routes its SL puts there (default: "
                     "every route on VL0)")
+    ap.add_argument("--credit-loops", choices=CREDIT_SCOPES,
+                    default="traffic", dest="credit_scope",
+                    help="whose channel dependencies the credit-loop check "
+                    "takes: 'traffic' = the routes traffic from every CA "
+                    "takes (default); 'every-entry' = every LFT entry that "
+                    "leads to another switch, for every LID, switch LIDs "
+                    "too (management traffic to switches takes those, and "
+                    "the plugin's reach pass judges its fills so); one "
+                    "virtual lane, not with --path-sl")
     ap.add_argument("--lmc", type=int, metavar="N",
                     help="LMC (default: from the dumps)")
     ap.add_argument("--hostfile", metavar="FILE",
@@ -91,7 +100,8 @@ def analyse(lfts_path, topo, args, progress, path_sls=None):
     an = Analysis(topo, lfts, lmc=args.lmc, hostfile=args.hostfile,
                   seed=args.seed, bisections=args.bisections,
                   progress=progress, order=args.order, job=args.job,
-                  job_index=args.job_index, path_sls=path_sls)
+                  job_index=args.job_index, path_sls=path_sls,
+                  credit_scope=args.credit_scope)
     an.run()
     for w in an.warnings:
         print(f"lft-analyze: warning: {w}", file=sys.stderr)
@@ -106,6 +116,11 @@ def main(argv=None):
     if args.hostfile and args.order != "leaf":
         print("lft-analyze: --order goes without --hostfile (the hostfile "
               "is the order)", file=sys.stderr)
+        return 2
+    if args.path_sl and args.credit_scope != "traffic":
+        print("lft-analyze: --credit-loops every-entry goes without "
+              "--path-sl (it takes every entry on one lane)",
+              file=sys.stderr)
         return 2
     if args.job is None and args.job_index != 0:
         print("lft-analyze: --job-index goes with --job", file=sys.stderr)
