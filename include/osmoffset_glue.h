@@ -80,7 +80,10 @@ int oo_minhop_build_hop_tables(struct osm_opensm *osm);
  * before it takes below the same level-1 switch (oo_free_digit()).  With
  * OO_LFT_KEEP_LIVE a plan that misses one slot in eight or fewer keeps
  * the digits of its live slots (only the LIDs of its dead slots detour)
- * instead of numbering the destinations over its live slots.
+ * instead of numbering the destinations over its live slots.  With
+ * OO_LFT_TURN_ONCE (minhop's tables, whose routes may go down and up
+ * again) a route toward a switch LID that turns back up takes the
+ * candidate toward the first switch of the tree.
  * Returns 0; 1 when lane_share or OO_LFT_KEEP_LIVE changed no LID (the
  * tables are those without them), or a flag would change nothing (no
  * level's design is narrower than its widest trunk; LMC 0; no digit
@@ -93,6 +96,8 @@ enum oo_rule;
 #define OO_LFT_OFFSETS_APART 0x2	/* oo_apart_offset_slot() */
 #define OO_LFT_DIGITS_APART 0x4	/* keep_digits_apart(), oo_free_digit() */
 #define OO_LFT_KEEP_LIVE 0x8	/* takes_live_slot(): few dead, no renumber */
+#define OO_LFT_TURN_ONCE 0x10	/* minhop: turns_back_up() routes take
+				   first_neighbour() */
 /* not an LFT stage flag: in oo_guard_stages.variants, the polish */
 #define OO_GUARD_POLISH 0x100	/* oo_polish() */
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,

@@ -60,6 +60,9 @@ struct oo_plugin {
 	unsigned roots_changed;
 	/* the SLs of the routes the reach pass put above VL0 */
 	struct oo_path_sls sls;
+	/* OO_LFT_* flags of the engine routing now (OO_LFT_TURN_ONCE for
+	   minhop) */
+	unsigned engine_flags;
 };
 
 /* What a wrapped engine keeps of itself. */
@@ -78,7 +81,7 @@ static int build_ours_with(void *context, unsigned lane_share,
 	struct oo_plugin *plugin = context;
 
 	return oo_build_offset_lfts(plugin->osm, plugin->opts.rule,
-				    lane_share, flags);
+				    lane_share, flags | plugin->engine_flags);
 }
 
 static int build_ours(void *context)
@@ -203,6 +206,8 @@ static int wrap_ucast_build_fwd_tables(void *context)
 	/* no route of these tables is on a lane above VL0 unless the reach
 	   pass puts it there */
 	oo_path_sls_free(&plugin->sls);
+	plugin->engine_flags = w->orig.type == OSM_ROUTING_ENGINE_TYPE_MINHOP ?
+	    OO_LFT_TURN_ONCE : 0;
 	if (plugin->opts.rule != OO_RULE_OFF) {
 		if (!build_guarded(plugin)) {
 			/* whichever tables stay: fill what updn left empty */

@@ -168,6 +168,7 @@ struct oo_build {
 	long digits_moved;	/* level-1 digits keep_digits_apart() moved */
 	int keep_live;		/* a plan missing one slot in eight or
 				   fewer keeps its live slots' digits */
+	int turn_once;		/* OO_LFT_TURN_ONCE */
 	unsigned long kept_live;	/* LIDs that kept them so */
 	unsigned long extra;	/* LIDs over links beyond the lanes */
 	unsigned long shared;	/* base LIDs lane_share sent off their
@@ -1439,6 +1440,57 @@ static void count_path(struct oo_build *b, const struct oo_dest *d,
 }
 
 /*
+ * Whether some candidate toward destination d leads down to a switch that
+ * is no lower than d's target switch and not that switch: a route that
+ * turns back up further on (minhop's, from a spine to a leaf it has no
+ * cable to or to another spine, over a leaf).  Only with
+ * OO_LFT_TURN_ONCE: updn's routes do not turn, and its reach pass
+ * follows the routes toward switch LIDs.
+ */
+static int turns_back_up(const struct oo_build *b, const struct oo_swinfo *si,
+			 const struct oo_plan *pl, const struct oo_dest *d)
+{
+	unsigned to = b->tree.info[d->target_idx].level, i;
+
+	if (!b->turn_once || si->level == OO_NO_LEVEL || to == OO_NO_LEVEL)
+		return 0;
+	for (i = 0; i < pl->n; i++) {
+		uint8_t port = pl->port[i];
+		unsigned below = b->port_level[port];
+
+		if (below != OO_NO_LEVEL && below < si->level && below <= to &&
+		    si->remote[port] != d->target_idx + 1)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The candidate toward the first switch of the tree (the lowest index),
+ * the first of its parallel links: every switch whose routes turn back
+ * up sends them to the same one where it can.  Routes that turn at many
+ * switches close credit loops with the routes that do not (a packet for
+ * spine T waits at leaf X for the link up to T, where traffic from X's
+ * CAs to leaf Y over T waits at T for the link down to Y, where one for
+ * spine U waits for the link up ...); turned at one switch, they close
+ * none through it (on the benches' two-level trees, directors and SHARP
+ * fabric under minhop, none at all).  No CA's traffic takes such a route where it has a shorter one, so the
+ * load they put on that switch is management traffic's, and the polish
+ * finds the ports of the other leaves free of transit traffic.
+ */
+static int first_neighbour(const struct oo_swinfo *si,
+			   const struct oo_plan *pl)
+{
+	unsigned i;
+	int best = 0;
+
+	for (i = 1; i < pl->n; i++)
+		if (si->remote[pl->port[i]] < si->remote[pl->port[best]])
+			best = (int)i;
+	return best;
+}
+
+/*
  * One LID offset of a group of destinations behind one target switch.
  * CAs come first in routing order, so a CA's index is its rank.  Under the
  * coordinated rule a switch's own LID (management traffic only) takes the
@@ -1473,7 +1525,9 @@ static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 			sw->new_lft[lid] = d->is_switch ? 0 : d->leaf_port;
 			continue;
 		}
-		if (d->is_switch) {
+		if (turns_back_up(b, si, pl, d)) {
+			pick = first_neighbour(si, pl);
+		} else if (d->is_switch) {
 			if (b->rule == OO_RULE_COORDINATED)
 				pick = (int)(d->target_idx % pl->n);
 		} else if (pl->kind == OO_PLAN_UP)
@@ -1922,6 +1976,7 @@ int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 	b->design_lanes = design_lanes;
 	b->offsets_apart = !!(flags & OO_LFT_OFFSETS_APART);
 	b->keep_live = !!(flags & OO_LFT_KEEP_LIVE);
+	b->turn_once = !!(flags & OO_LFT_TURN_ONCE);
 	b->lids_per_port = 1U << osm->subn.opt.lmc;
 	if (b->offsets_apart && b->lids_per_port < 2) {
 		free_build(b);

@@ -21,6 +21,7 @@ import pytest
 from conftest import (PLUGIN_SKIP_REASON, e2e_fabrics, fabric_id,
                       fabric_path, plugin_dir)
 from osmoffset import checks, fabric
+from osmoffset.analyze import Analysis
 
 FABRICS = e2e_fabrics()
 LMCS = [0, 1, 2]
@@ -468,6 +469,45 @@ def test_minhop(sim_cache, fab, lmc, mode):
     if mode == "on":
         rows, bad = spread_violations(run, lmc)
         assert rows and bad == [], "\n".join(bad[:20])
+
+
+def turn_leaves(run):
+    """The leaves the spines' routes toward the other spines' LIDs go down
+    to (down and up again: minhop's routes between two spines)."""
+    topo, lfts = run.topo, run.lfts
+    spines = {g for g, n in topo.nodes.items() if n.desc.startswith("spine")}
+    out = set()
+    for lid, (g, kind, _desc) in lfts.lid_info.items():
+        if kind != "SW" or g not in spines:
+            continue
+        for s in spines - {g}:
+            port = lfts.switches[s].lft.get(lid)
+            out.add(topo.nodes[topo.links[(s, port)][0]].desc)
+    return out
+
+
+@pytest.mark.parametrize("lmc", MINHOP_LMCS)
+def test_minhop_turns_spine_routes_at_one_leaf(sim_cache, lmc):
+    """minhop routes one spine of a two-level tree to another down to a
+    leaf and up again.  Where those routes turn at many leaves, every
+    entry's channel dependencies close credit loops with the CAs' routes
+    (spine1 waits at leaf1 for the link up to spine2, CA traffic from
+    leaf1 over spine2 down to leaf2, spine2 waits at leaf2 for the link
+    up to spine1, ...); stock minhop's have none (its least used port is
+    the first, cabled to leaf-000 on every spine).  Port offsetting turns
+    them all at one leaf too, the first switch of its tree."""
+    fab = [f for f in MINHOP_FABRICS if fabric_id(f) == "ft2-8x4"]
+    if not fab:
+        pytest.skip("ft2-8x4 is not among the fabrics")
+    ours = get_run(sim_cache, fab[0], lmc, "on", engine="minhop")
+    stock = get_run(sim_cache, fab[0], lmc, "stock", engine="minhop")
+    assert turn_leaves(stock) == {"leaf-000"}
+    assert len(turn_leaves(ours)) == 1
+    for run in (ours, stock):
+        an = Analysis(run.topo, run.lfts, bisections=0,
+                      credit_scope="every-entry")
+        r = an.run(want_curves=False)
+        assert r["valid"] and not r["credit_loop"], r["problems"][:3]
 
 
 @pytest.mark.parametrize("fab,lmc,mode", REPEATS,
