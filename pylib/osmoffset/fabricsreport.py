@@ -5,7 +5,8 @@ import datetime
 
 from osmoffset.benchreport import fmt, git_describe, host_name, md_table
 from osmoffset.fabricsuite import (ENGINE_BY_NAME, EPS, MARK, ORDERS,
-                                   ORDER_TITLE, traffics, value)
+                                   ORDER_TITLE, credit_loops, pairs_of,
+                                   traffics, value)
 
 
 def cell_note(r):
@@ -23,6 +24,9 @@ def cell_note(r):
                      % r["unreachable_pairs"])
     if r["credit_loop"]:
         notes.append("CREDIT LOOP")
+    elif r.get("credit_loop_every_entry"):
+        notes.append("credit loop among every entry (`lft-analyze "
+                     "--credit-loops every-entry`)")
     return ", ".join(notes)
 
 
@@ -53,7 +57,7 @@ def fabric_table(results, f, engines, lmcs, flagged):
                                      else "")
                         continue
                     txt = fmt(v)
-                    if e == "ours" and (f, l, o, t) in flagged:
+                    if (e, f, l, o, t) in flagged:
                         txt = "**%s %s**" % (MARK, txt)
                     cells.append(txt)
             cells.append(cell_note(r))
@@ -98,7 +102,8 @@ def recheck_lines(recheck, shuffles):
         return []
     out = ["**Random order over %d shuffles.** One shuffle is luck: every "
            "figure of ours in the random order of the tables that is below "
-           "stock updn's or dfsssp's was measured again, with the other "
+           "stock updn's or dfsssp's (of minhop + port_offsetting: below "
+           "stock minhop's) was measured again, with the other "
            "engine's, in the random orders of seeds 1-%d (`lft-analyze "
            "--order random --seed S`) of the same LFTs." % (shuffles,
                                                             shuffles)]
@@ -117,11 +122,12 @@ def recheck_lines(recheck, shuffles):
     rows = []
     for r in recheck:
         rows.append([r["fabric"], str(r["lmc"]), r["traffic"],
+                     ENGINE_BY_NAME[r.get("ours_engine", "ours")][1],
                      ENGINE_BY_NAME[r["engine"]][1],
                      "%s / %s" % (fmt(r["ours"]), fmt(r["other"])),
                      "%s / %s" % (fmt(r["ours_mean"]), fmt(r["other_mean"])),
                      "%d of %d" % (r["at_least"], shuffles)])
-    out.extend(md_table(["fabric", "LMC", "traffic", "against",
+    out.extend(md_table(["fabric", "LMC", "traffic", "ours", "against",
                          "table (ours / other)",
                          "mean of seeds 1-%d (ours / other)" % shuffles,
                          "orders where ours >= other"], rows))
@@ -129,11 +135,73 @@ def recheck_lines(recheck, shuffles):
     return out
 
 
+def below_lines(results, fabs, lmcs, below, e, s):
+    """Markdown lines: the figures of engine e of ours below stock engine
+    s's, per fabric with the worst."""
+    mine = [b for b in below if b["engine"] == e]
+    n_fig = sum(1 for f, _ in fabs for l in lmcs for o, _s in ORDERS
+                for t in traffics(l)
+                if value(results, f, e, l, o, t) is not None)
+    who = "Port offsetting" if e == "ours" else \
+        "Port offsetting under %s" % s
+    out = ["**%s below stock %s: %d of %d figures** (marked **%s** in bold "
+           "below)." % (who, s, len(mine), n_fig, MARK), ""]
+    if not mine:
+        return out
+    byf = {}
+    for b in mine:
+        byf.setdefault(b["fabric"], []).append(b)
+    rows = []
+    for f, _i in fabs:
+        bs = byf.get(f)
+        if not bs:
+            continue
+        w = min(bs, key=lambda b: b["ours"] / b["stock"])
+        rows.append([f, str(len(bs)), "LMC %d %s %s: %.3f / %.3f"
+                     % (w["lmc"], ORDER_TITLE[w["order"]], w["traffic"],
+                        w["ours"], w["stock"]),
+                     "%s / %s" % (w["ours_unreachable"],
+                                  w["stock_unreachable"])])
+    out.extend(md_table(["fabric", "figures of ours below stock %s" % s,
+                         "worst (ours / %s)" % s, "host/LID pairs without "
+                         "a route there (ours / %s)" % s], rows))
+    out.append("")
+    routed = sum(1 for b in mine if (b["stock_unreachable"] or 0) >
+                 (b["ours_unreachable"] or 0))
+    if routed:
+        out.append("Of these, %d are where stock %s leaves host/LID pairs "
+                   "without a route that ours route: a pair without a route "
+                   "loads no link in stock %s's figure, so the flows to and "
+                   "from it weigh on ours only." % (routed, s, s))
+        out.append("")
+    return out
+
+
+def loop_lines(results, engines):
+    """Markdown lines: per engine, the cells with a credit loop."""
+    loops = credit_loops(results, engines)
+    rows = [[ENGINE_BY_NAME[e][1], str(m), str(n), str(k)]
+            for e, (n, k, m) in loops.items() if m]
+    if not rows:
+        return []
+    out = ["**Cells with a credit loop**: a cycle of the channel "
+           "dependencies of the routes the CAs' traffic takes (on VL0, "
+           "unless the plugin's reach pass put routes above it: then per "
+           "lane), and of every LFT entry that leads to another switch, "
+           "switch LIDs too, as management traffic to the switches takes "
+           "them (`lft-analyze --credit-loops every-entry`; not counted "
+           "for routes above VL0).", ""]
+    out.extend(md_table(["engine", "cells", "loop in the CAs' routes",
+                         "loop among every entry"], rows))
+    out.append("")
+    return out
+
+
 def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
               below, recheck, elapsed):
     """The Markdown report; command: how it was made."""
-    flagged = {(b["fabric"], b["lmc"], b["order"], b["traffic"])
-               for b in below}
+    flagged = {(b["engine"], b["fabric"], b["lmc"], b["order"],
+                b["traffic"]) for b in below}
     L = []
     add = L.append
     add("# Every engine on curated, real and irregular fabrics")
@@ -146,42 +214,12 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
            ", build %s" % build if build else "", len(results), cached,
            elapsed, args.jobs))
     add("")
-    n_fig = sum(1 for f, _ in fabs for l in lmcs for o, _s in ORDERS
-                for t in traffics(l)
-                if value(results, f, "ours", l, o, t) is not None)
-    add("**Port offsetting below stock updn: %d of %d figures** (marked "
-        "**%s** in bold below)." % (len(below), n_fig, MARK))
-    add("")
-    if below:
-        byf = {}
-        for b in below:
-            byf.setdefault(b["fabric"], []).append(b)
-        rows = []
-        for f, _i in fabs:
-            bs = byf.get(f)
-            if not bs:
-                continue
-            w = min(bs, key=lambda b: b["ours"] / b["updn"])
-            rows.append([f, str(len(bs)), "LMC %d %s %s: %.3f / %.3f"
-                         % (w["lmc"], ORDER_TITLE[w["order"]],
-                            w["traffic"], w["ours"], w["updn"]),
-                         "%s / %s" % (w["ours_unreachable"],
-                                      w["updn_unreachable"])])
-        L.extend(md_table(["fabric", "figures of ours below stock updn",
-                           "worst (ours / updn)", "host/LID pairs without "
-                           "a route there (ours / updn)"], rows))
-        add("")
-        routed = sum(1 for b in below if (b["updn_unreachable"] or 0) >
-                     (b["ours_unreachable"] or 0))
-        if routed:
-            add("Of these, %d are where stock updn leaves host/LID pairs "
-                "without a route that ours route: a pair without a route "
-                "loads no link in stock updn's figure, so the flows to and "
-                "from it weigh on ours only." % routed)
-            add("")
+    for e, s in pairs_of(engines):
+        L.extend(below_lines(results, fabs, lmcs, below, e, s))
+    L.extend(loop_lines(results, engines))
     if "dfsssp" in engines:
         L.extend(versus_dfsssp(results, fabs, lmcs))
-    if "ours" in engines:
+    if any(ENGINE_BY_NAME[e][4] for e in engines):
         L.extend(recheck_lines(recheck, args.shuffles))
     add("Figures: shift-alltoall efficiency as lft-analyze computes it "
         "(mean over the rounds of 1 / the largest number of flows on one "
@@ -202,7 +240,7 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
         "recognises as fat trees). *CREDIT LOOP* means a cycle in the "
         "channel dependencies of the LFTs alone: dfsssp breaks such cycles "
         "with virtual lanes, which this check does not model; for updn "
-        "it is a real deadlock risk. *INVALID* counts host/LID pairs "
+        "and minhop it is a real deadlock risk. *INVALID* counts host/LID pairs "
         "without a route. *-* in a job column: the fabric has too few "
         "hosts for that job."
         % "; ".join("**%s** = %s" % (e, ENGINE_BY_NAME[e][1])
@@ -250,10 +288,13 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
 
 
 def print_tables(fabs, engines, lmcs, results, below, recheck, shuffles):
-    flagged = {(b["fabric"], b["lmc"], b["order"], b["traffic"])
-               for b in below}
-    print("port offsetting below stock updn: %d figures" % len(below))
-    if "ours" in engines:
+    flagged = {(b["engine"], b["fabric"], b["lmc"], b["order"],
+                b["traffic"]) for b in below}
+    for e, s in pairs_of(engines):
+        print("%s below stock %s: %d figures"
+              % (ENGINE_BY_NAME[e][1], s,
+                 sum(1 for b in below if b["engine"] == e)))
+    if any(ENGINE_BY_NAME[e][4] for e in engines):
         for line in recheck_lines(recheck, shuffles):
             print(line)
     for f, _i in fabs:

@@ -25,8 +25,19 @@ ENGINES = [
      False),
     ("ours", "updn + port_offsetting=on",
      ["--engine", "updn", "--port-offsetting", "on"], "updn", True),
+    ("minhop", "stock minhop", ["--stock", "--engine", "minhop"], "minhop",
+     False),
+    ("ours-minhop", "minhop + port_offsetting=on",
+     ["--engine", "minhop", "--port-offsetting", "on"], "minhop", True),
 ]
 ENGINE_BY_NAME = {e[0]: e for e in ENGINES}
+# the engines bench-fabrics runs unless --engines names others
+DEFAULT_ENGINES = ["updn", "dfsssp", "ftree", "ours"]
+# port offsetting's engines and the stock engine each answers to
+PAIRS = [("ours", "updn"), ("ours-minhop", "minhop")]
+# the stock engines whose random-order figures above ours' are measured
+# again over many shuffles, per engine of ours
+RECHECK = {"ours": ("updn", "dfsssp"), "ours-minhop": ("minhop",)}
 # name -> (order, job, job index) of analyze.Analysis.set_ranks
 ORDERS = [("leaf", ("leaf", None, 0)), ("quarter", ("leaf", "quarter", 0)),
           ("half", ("leaf", "half", 0)), ("random", ("random", None, 0))]
@@ -166,7 +177,7 @@ VARIANTS = [
       "13", "--link", "4xHDR"]),
 ]
 EPS = 1e-9
-MARK = "\u25bc"          # flags a figure of ours below stock updn
+MARK = "\u25bc"          # flags a figure of ours below its stock engine
 
 
 def default_realfabrics():
@@ -179,8 +190,9 @@ def default_realfabrics():
 
 
 def check_engines(engines):
-    """The --engines names (None: all) in the suite's order."""
-    engines = engines or list(ENGINE_BY_NAME)
+    """The --engines names (None: DEFAULT_ENGINES) in the suite's
+    order."""
+    engines = engines or DEFAULT_ENGINES
     for e in engines:
         if e not in ENGINE_BY_NAME:
             raise UsageError("--engines: unknown engine %r (known: %s)"
@@ -367,7 +379,7 @@ def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force,
                 key = {"argv": argv, "net_sha": info["sha"],
                        "seed": seed, "orders": ORDERS,
                        "plugin_sha": psha if ours else None,
-                       "version": 2}
+                       "version": 3}
                 tasks.append({
                     "id": (f, e, lmc), "dir": celldir, "sim": argv,
                     "key": json.loads(json.dumps(key)),
@@ -404,27 +416,49 @@ def unreachable(results, f, e, lmc):
     return r.get("unreachable_pairs") if r else None
 
 
+def pairs_of(engines):
+    """The (ours, stock) pairs of PAIRS whose engines both run."""
+    return [(a, b) for a, b in PAIRS if a in engines and b in engines]
+
+
 def below_stock(results, fabs, engines, lmcs):
-    """Every figure of ours below stock updn's: list of dicts, with both
-    cells' host/LID pairs without a route (a pair stock updn does not
-    route loads no link in its figures)."""
+    """Every figure of an engine of ours below the stock engine it answers
+    to (PAIRS): list of dicts (engine, against, fabric, lmc, order,
+    traffic, ours, stock), with both cells' host/LID pairs without a route
+    (a pair the stock engine does not route loads no link in its
+    figures)."""
     out = []
-    if "ours" not in engines or "updn" not in engines:
-        return out
-    for f, _i in fabs:
-        for l in lmcs:
-            for o, _spec in ORDERS:
-                for t in traffics(l):
-                    a = value(results, f, "ours", l, o, t)
-                    b = value(results, f, "updn", l, o, t)
-                    if a is not None and b is not None and a < b - EPS:
+    for e, s in pairs_of(engines):
+        for f, _i in fabs:
+            for l in lmcs:
+                for o, _spec in ORDERS:
+                    for t in traffics(l):
+                        a = value(results, f, e, l, o, t)
+                        b = value(results, f, s, l, o, t)
+                        if a is None or b is None or a >= b - EPS:
+                            continue
                         out.append({
-                            "fabric": f, "lmc": l, "order": o,
-                            "traffic": t, "ours": a, "updn": b,
+                            "engine": e, "against": s, "fabric": f,
+                            "lmc": l, "order": o, "traffic": t,
+                            "ours": a, "stock": b,
                             "ours_unreachable":
-                            unreachable(results, f, "ours", l),
-                            "updn_unreachable":
-                            unreachable(results, f, "updn", l)})
+                            unreachable(results, f, e, l),
+                            "stock_unreachable":
+                            unreachable(results, f, s, l)})
+    return out
+
+
+def credit_loops(results, engines):
+    """Per engine: (cells with a credit loop among the routes of the CAs'
+    traffic, cells with one among every LFT entry's dependencies, cells
+    measured)."""
+    out = {}
+    for e in engines:
+        cells = [r for (f, x, l), r in results.items()
+                 if x == e and r.get("status") == "ok"]
+        out[e] = (sum(1 for r in cells if r.get("credit_loop")),
+                  sum(1 for r in cells if r.get("credit_loop_every_entry")),
+                  len(cells))
     return out
 
 
@@ -441,34 +475,43 @@ def seed_figures(out, f, e, lmc, shuffles, memo):
 
 
 def random_recheck(out, results, fabs, lmcs, shuffles):
-    """Every random-order figure of ours below stock updn's or dfsssp's,
-    measured again, with the other engine's, in the random orders of seeds
-    1..shuffles of the same LFTs: one shuffle decides nothing.  A list of
-    dicts: fabric, lmc, traffic, engine (the other one), ours / other (the
-    table's figures), ours_seeds / other_seeds (per seed), ours_mean /
-    other_mean, at_least (orders where ours is at least the other's)."""
+    """Every random-order figure of an engine of ours below a stock
+    engine's (RECHECK: updn's or dfsssp's for ours, minhop's for
+    ours-minhop), measured again, with the other engine's, in the random
+    orders of seeds 1..shuffles of the same LFTs: one shuffle decides
+    nothing.  A list of dicts: fabric, lmc, traffic, ours_engine, engine
+    (the other one), ours / other (the table's figures), ours_seeds /
+    other_seeds (per seed), ours_mean / other_mean, at_least (orders where
+    ours is at least the other's)."""
     out_rows, memo = [], {}
     if shuffles < 1:
         return out_rows
-    for f, _i in fabs:
-        for l in lmcs:
-            for t in traffics(l):
-                a = value(results, f, "ours", l, "random", t)
-                for e in ("updn", "dfsssp"):
-                    b = value(results, f, e, l, "random", t)
-                    if a is None or b is None or a >= b - EPS:
-                        continue
-                    k = 0 if t == "base" else 1
-                    mine = [x[k] for x in
-                            seed_figures(out, f, "ours", l, shuffles, memo)]
-                    theirs = [x[k] for x in
-                              seed_figures(out, f, e, l, shuffles, memo)]
-                    out_rows.append({
-                        "fabric": f, "lmc": l, "traffic": t, "engine": e,
-                        "ours": a, "other": b, "ours_seeds": mine,
-                        "other_seeds": theirs,
-                        "ours_mean": sum(mine) / shuffles,
-                        "other_mean": sum(theirs) / shuffles,
-                        "at_least": sum(1 for x, y in zip(mine, theirs)
-                                        if x >= y - EPS)})
+    for ours, others in RECHECK.items():
+        for f, _i in fabs:
+            for l in lmcs:
+                for t in traffics(l):
+                    out_rows.extend(recheck_cell(out, results, f, l, t, ours,
+                                                 others, shuffles, memo))
     return out_rows
+
+
+def recheck_cell(out, results, f, l, t, ours, others, shuffles, memo):
+    """random_recheck()'s rows of one cell of engine ours."""
+    rows = []
+    a = value(results, f, ours, l, "random", t)
+    for e in others:
+        b = value(results, f, e, l, "random", t)
+        if a is None or b is None or a >= b - EPS:
+            continue
+        k = 0 if t == "base" else 1
+        mine = [x[k] for x in seed_figures(out, f, ours, l, shuffles, memo)]
+        theirs = [x[k] for x in seed_figures(out, f, e, l, shuffles, memo)]
+        rows.append({"fabric": f, "lmc": l, "traffic": t, "ours_engine": ours,
+                     "engine": e,
+                     "ours": a, "other": b, "ours_seeds": mine,
+                     "other_seeds": theirs,
+                     "ours_mean": sum(mine) / shuffles,
+                     "other_mean": sum(theirs) / shuffles,
+                     "at_least": sum(1 for x, y in zip(mine, theirs)
+                                     if x >= y - EPS)})
+    return rows

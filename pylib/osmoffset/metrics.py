@@ -489,7 +489,9 @@ def shift_by_order(topo, lfts, orders, lmc=None, seed=1, path_sls=None):
 
     orders: {name: (order, job, job_index)} as for Analysis.set_ranks.
     Validity and credit loops are checked once.  Returns {"valid",
-    "unreachable_pairs", "credit_loop", "hosts", "lmc", "problems",
+    "unreachable_pairs", "credit_loop", "credit_loop_every_entry" (among
+    the dependencies of every LFT entry; None with path_sls), "hosts",
+    "lmc", "problems",
     "orders": {name: {"ranks", "rank_order", "base", "spread"}}} with the
     efficiencies (spread None at LMC 0; both None, ranks 0 and the reason
     as rank_order for a job of fewer than two ranks).  path_sls: the
@@ -500,8 +502,14 @@ def shift_by_order(topo, lfts, orders, lmc=None, seed=1, path_sls=None):
     an.validate()
     an.build_paths()
     cyc = an.credit_loops()
+    every = None
+    if path_sls is None:
+        an.credit_scope = "every-entry"
+        every = an.credit_loops() is not None
+        an.credit_scope = "traffic"
     res = {"valid": bool(an.valid), "unreachable_pairs":
            an.unreachable_pairs, "credit_loop": cyc is not None,
+           "credit_loop_every_entry": every,
            "hosts": an.N, "lmc": an.lmc, "problems": an.problems[:3],
            "orders": {}}
     for name, (order, job, k) in orders.items():

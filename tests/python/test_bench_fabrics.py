@@ -27,7 +27,8 @@ def test_help_names_options_engines_and_orders():
                  "--realfabrics", "--engines", "--lmc", "--seed",
                  "--plugin-option", "--shuffles", "--force", "--doc",
                  "--json",
-                 "--version", "dfsssp", "ftree", "ours", "quarter", "half",
+                 "--version", "dfsssp", "ftree", "ours", "minhop",
+                 "ours-minhop", "quarter", "half",
                  "random", "ndr-2level-railopt-nosharp", "qdr-irregular-x5",
                  "Exit status"):
         assert word in p.stdout, word
@@ -159,6 +160,48 @@ def test_random_figures_below_dfsssp_are_measured_again(tmp_path):
         assert x["at_least"] == sum(1 for a, b in zip(x["ours_seeds"],
                                                       x["other_seeds"])
                                     if a >= b - 1e-9)
-        assert "| ft2-8x4 | 1 | %s | stock dfsssp | %.3f / %.3f |" % (
+        assert ("| ft2-8x4 | 1 | %s | updn + port_offsetting=on | stock "
+                "dfsssp | %.3f / %.3f |") % (
             x["traffic"], x["ours"], x["other"]) in text
     assert "**Random order over 5 shuffles.**" in text
+
+
+@requires_plugin
+def test_minhop_engines(tmp_path):
+    """minhop and ours-minhop answer to each other as updn and ours do:
+    the figures of ours-minhop below stock minhop's are flagged and
+    counted, and the cells with a credit loop are counted per engine.
+    sharp-ft2 (a SHARP node on every switch, cables doubled and missing)
+    at LMC 0: stock minhop's routes close a credit loop among the CAs'
+    routes and among every entry's, port offsetting's close none (its
+    routes that turn back up turn at one switch); the default engines
+    leave minhop out."""
+    doc = tmp_path / "fabrics.md"
+    p = bench(["--quick", "--fabrics", "sharp-ft2", "--engines",
+               "minhop,ours-minhop", "--lmc", "0", "--shuffles", "2",
+               "--out", str(tmp_path / "o"), "--json", "-q", "--doc",
+               str(doc)])
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["engines"] == ["minhop", "ours-minhop"]
+    cells = {c["engine"]: c for c in r["cells"]}
+    assert cells["minhop"]["credit_loop"] is True
+    assert cells["minhop"]["credit_loop_every_entry"] is True
+    assert cells["ours-minhop"]["credit_loop"] is False
+    assert cells["ours-minhop"]["credit_loop_every_entry"] is False
+    below = [(b["engine"], b["against"], b["order"], b["traffic"])
+             for b in r["below_stock"]]
+    for o, fig in cells["ours-minhop"]["orders"].items():
+        low = fig["base"] < cells["minhop"]["orders"][o]["base"] - 1e-9
+        assert (("ours-minhop", "minhop", o, "base") in below) == low
+    for x in r["random_recheck"]:
+        assert (x["ours_engine"], x["engine"]) == ("ours-minhop", "minhop")
+    text = doc.read_text()
+    assert ("Port offsetting under minhop below stock minhop: %d of 4 "
+            "figures" % len(below)) in text
+    assert "Port offsetting below stock updn" not in text
+    assert "| stock minhop | 1 | 1 | 1 |" in text
+    assert "| minhop + port_offsetting=on | 1 | 0 | 0 |" in text
+    p = bench(["--help"])
+    assert "default: updn,dfsssp,ftree,ours; also: minhop,ours-minhop" \
+        in " ".join(p.stdout.split())

@@ -32,11 +32,13 @@ Fabrics:
   every --net FILE (repeatable), named by its file name.
 --quick leaves out the real dumps, the analogs and the variants.
 
-Engines:
-  updn     stock updn (roots from the net file's updn-root lines if any)
-  dfsssp   stock dfsssp
-  ftree    stock ftree; "fails" where OpenSM falls back to another engine
-  ours     updn + osmoffset port_offsetting=on (plus --plugin-option)
+Engines (the first four unless --engines names others):
+  updn         stock updn (roots from the net file's updn-root lines if any)
+  dfsssp       stock dfsssp
+  ftree        stock ftree; "fails" where OpenSM falls back to another engine
+  ours         updn + osmoffset port_offsetting=on (plus --plugin-option)
+  minhop       stock minhop
+  ours-minhop  minhop + osmoffset port_offsetting=on (plus --plugin-option)
 
 Rank orders (lft-analyze's --order / --job):
   leaf     topology order: ranks grouped by leaf
@@ -46,17 +48,20 @@ Rank orders (lft-analyze's --order / --job):
 SHARP aggregation nodes are routed and checked but run no rank.
 
 Random orders: one shuffle is luck.  Every random-order figure of ours
-below stock updn's or dfsssp's is measured again, with the other
-engine's, in the random orders of seeds 1..--shuffles of the same LFTs
+below stock updn's or dfsssp's (of ours-minhop: below stock minhop's) is
+measured again, with the other engine's, in the random orders of seeds 1..--shuffles of the same LFTs
 (no new routing): the means and how many orders ours is at least as good
 in are reported.
 
 Figures: base = shift efficiency with every rank sending to its peer's
 base LID; spread = traffic striped over the 2^LMC LIDs (LMC > 0).  Every
 figure of 'ours' below stock updn's figure of the same fabric, LMC, order
-and traffic is flagged (bold, with a down-arrow) and counted, with the
-host/LID pairs each leaves without a route (a pair stock updn does not
-route loads no link in its figure).
+and traffic (of 'ours-minhop' below stock minhop's) is flagged (bold,
+with a down-arrow) and counted, with the host/LID pairs each leaves
+without a route (a pair the stock engine does not route loads no link in
+its figure).  Cells with a credit loop are counted per engine, among the
+routes of the CAs' traffic and among every LFT entry's dependencies
+(lft-analyze --credit-loops every-entry).
 
 Runs are cached in OUT/runs/FABRIC/ENGINE/lmcN (key: osm-sim arguments,
 net file and plugin hashes); cells that failed are redone, --force redoes
@@ -83,10 +88,11 @@ from osmoffset.benchreport import (UsageError, add_cell_options,
                                    print_json, write_json)
 from osmoffset.cli import doc_parser, os_error_text
 from osmoffset.fabricsreport import print_tables, write_doc
-from osmoffset.fabricsuite import (ENGINE_BY_NAME, ORDERS, below_stock,
-                                   check_engines, check_plugin_options,
-                                   collect_fabrics, default_realfabrics,
-                                   make_tasks, random_recheck)
+from osmoffset.fabricsuite import (DEFAULT_ENGINES, ENGINE_BY_NAME, ORDERS,
+                                   below_stock, check_engines,
+                                   check_plugin_options, collect_fabrics,
+                                   default_realfabrics, make_tasks,
+                                   random_recheck)
 
 PROG = "bench-fabrics"
 
@@ -107,24 +113,28 @@ def build_parser():
                    help="directory of the real dumps (default "
                         "<repo>/../shared/realfabrics)")
     p.add_argument("--engines", metavar="NAMES",
-                   help="comma-separated engines (default: %s)"
-                        % ",".join(ENGINE_BY_NAME))
+                   help="comma-separated engines (default: %s; also: "
+                        "%s)" % (",".join(DEFAULT_ENGINES),
+                                 ",".join(e for e in ENGINE_BY_NAME
+                                          if e not in DEFAULT_ENGINES)))
     p.add_argument("--lmc", default="0,2", metavar="LIST",
                    help="comma-separated LMC values (default 0,2)")
     p.add_argument("--seed", type=int, default=1, metavar="S",
                    help="seed of the random rank order (default 1)")
     p.add_argument("--shuffles", type=int, default=20, metavar="N",
                    help="measure every random-order figure of ours below "
-                        "stock updn's or dfsssp's again, with the other "
-                        "engine's, in the random orders of seeds 1..N of "
-                        "the same LFTs (default 20; 0: do not)")
+                        "stock updn's or dfsssp's (of ours-minhop: below "
+                        "stock minhop's) again, with the other engine's, in "
+                        "the random orders of seeds 1..N of the same LFTs "
+                        "(default 20; 0: do not)")
     p.add_argument("--plugin-option", action="append", default=[],
                    metavar="KEY=VAL",
-                   help="event_plugin_options token for the 'ours' engine "
-                        "(repeatable; osm-sim --plugin-option)")
+                   help="event_plugin_options token for the engines of "
+                        "ours (ours, ours-minhop; repeatable; osm-sim "
+                        "--plugin-option)")
     p.add_argument("--qos", action="store_true",
-                   help="OpenSM's QoS on for the 'ours' engine (osm-sim "
-                        "--qos), as reach_vls needs")
+                   help="OpenSM's QoS on for the engines of ours "
+                        "(osm-sim --qos), as reach_vls needs")
     add_report_options(p, PROG, "write the Markdown report to FILE")
     return p
 
@@ -137,7 +147,8 @@ def check_args(args):
     check_plugin_options(args.plugin_option)
     if args.shuffles < 0:
         raise UsageError("--shuffles must be >= 0")
-    if "ours" in engines and not os.path.isfile(benchcells.plugin_file()):
+    if any(ENGINE_BY_NAME[e][4] for e in engines) and \
+            not os.path.isfile(benchcells.plugin_file()):
         raise UsageError("plugin %s not found; build it first (make)"
                          % benchcells.plugin_file())
     return engines, lmcs
