@@ -180,8 +180,9 @@ def below_lines(results, fabs, lmcs, below, e, s):
 def loop_lines(results, engines):
     """Markdown lines: per engine, the cells with a credit loop."""
     loops = credit_loops(results, engines)
-    rows = [[ENGINE_BY_NAME[e][1], str(m), str(n), str(k)]
-            for e, (n, k, m) in loops.items() if m]
+    rows = [[ENGINE_BY_NAME[e][1], str(m), str(n),
+             str(k) if c == m else "%d (%d cells checked)" % (k, c)]
+            for e, (n, k, c, m) in loops.items() if m]
     if not rows:
         return []
     out = ["**Cells with a credit loop**: a cycle of the channel "
@@ -194,7 +195,35 @@ def loop_lines(results, engines):
     out.extend(md_table(["engine", "cells", "loop in the CAs' routes",
                          "loop among every entry"], rows))
     out.append("")
+    for e, s in pairs_of(engines):
+        worse, better = loops_against(results, e, s)
+        out.append("Cells and checks where %s has a credit loop and stock "
+                   "%s none: %d; where stock %s has one and it none: %d."
+                   % (ENGINE_BY_NAME[e][1], s, len(worse), s, len(better)))
+        if worse:
+            out.append("Those: %s." % ", ".join(
+                "%s at LMC %d (%s)" % w for w in worse))
+        out.append("")
     return out
+
+
+def loops_against(results, e, s):
+    """The cells where engine e of ours has a credit loop (of either
+    check) and stock engine s has none, and the other way round: lists
+    of (fabric, lmc, which check)."""
+    worse, better = [], []
+    for (f, x, l), r in sorted(results.items()):
+        st = results.get((f, s, l))
+        if x != e or r.get("status") != "ok" or not st or \
+                st.get("status") != "ok":
+            continue
+        for k, name in (("credit_loop", "the CAs' routes"),
+                        ("credit_loop_every_entry", "every entry")):
+            if r.get(k) and not st.get(k):
+                worse.append((f, l, name))
+            elif st.get(k) and not r.get(k):
+                better.append((f, l, name))
+    return worse, better
 
 
 def write_doc(path, command, args, fabs, notes, engines, lmcs, results,

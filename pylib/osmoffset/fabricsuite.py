@@ -451,14 +451,17 @@ def below_stock(results, fabs, engines, lmcs):
 def credit_loops(results, engines):
     """Per engine: (cells with a credit loop among the routes of the CAs'
     traffic, cells with one among every LFT entry's dependencies, cells
+    that check took (not those with routes above VL0), cells
     measured)."""
     out = {}
     for e in engines:
         cells = [r for (f, x, l), r in results.items()
                  if x == e and r.get("status") == "ok"]
+        every = [r for r in cells
+                 if r.get("credit_loop_every_entry") is not None]
         out[e] = (sum(1 for r in cells if r.get("credit_loop")),
-                  sum(1 for r in cells if r.get("credit_loop_every_entry")),
-                  len(cells))
+                  sum(1 for r in every if r["credit_loop_every_entry"]),
+                  len(every), len(cells))
     return out
 
 

@@ -202,6 +202,37 @@ def test_minhop_engines(tmp_path):
     assert "Port offsetting below stock updn" not in text
     assert "| stock minhop | 1 | 1 | 1 |" in text
     assert "| minhop + port_offsetting=on | 1 | 0 | 0 |" in text
+    assert ("Cells and checks where minhop + port_offsetting=on has a "
+            "credit loop and stock minhop none: 0; where stock minhop has "
+            "one and it none: 2.") in text
     p = bench(["--help"])
     assert "default: updn,dfsssp,ftree,ours; also: minhop,ours-minhop" \
         in " ".join(p.stdout.split())
+
+
+def test_loops_against_stock():
+    """A cell where ours has a credit loop and its stock engine none is
+    named; the other way round counted."""
+    from osmoffset.fabricsreport import loop_lines, loops_against
+
+    def cell(loop, every):
+        return {"status": "ok", "credit_loop": loop,
+                "credit_loop_every_entry": every}
+    res = {("a", "updn", 0): cell(False, False),
+           ("a", "ours", 0): cell(False, True),
+           ("b", "updn", 2): cell(True, True),
+           ("b", "ours", 2): cell(False, False),
+           ("c", "updn", 0): {"status": "error"},
+           ("c", "ours", 0): cell(True, True),
+           ("d", "ours", 0): cell(True, None)}
+    worse, better = loops_against(res, "ours", "updn")
+    assert worse == [("a", 0, "every entry")]
+    assert better == [("b", 2, "the CAs' routes"), ("b", 2, "every entry")]
+    text = "\n".join(loop_lines(res, ["updn", "ours"]))
+    assert "| stock updn | 2 | 1 | 1 |" in text
+    assert "| updn + port_offsetting=on | 4 | 2 | 2 (3 cells checked) |" \
+        in text
+    assert ("Cells and checks where updn + port_offsetting=on has a credit "
+            "loop and stock updn none: 1; where stock updn has one and it "
+            "none: 2.") in text
+    assert "Those: a at LMC 0 (every entry)." in text
