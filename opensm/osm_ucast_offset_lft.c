@@ -1472,11 +1472,13 @@ static int turns_back_up(const struct oo_build *b, const struct oo_swinfo *si,
  * switches close credit loops with the routes that do not (a packet for
  * spine T waits at leaf X for the link up to T, where traffic from X's
  * CAs to leaf Y over T waits at T for the link down to Y, where one for
- * spine U waits for the link up ...); turned at one switch, they close
- * none through it (on the benches' two-level trees, directors and SHARP
- * fabric under minhop, none at all).  No CA's traffic takes such a route where it has a shorter one, so the
- * load they put on that switch is management traffic's, and the polish
- * finds the ports of the other leaves free of transit traffic.
+ * spine U waits for the link up ...); turned at one switch they close
+ * none through it.  Where the candidates differ from switch to switch
+ * (directors) turns at several switches remain (docs/fabrics-minhop.md
+ * counts the cells with a loop).  No CA's traffic takes such a route
+ * where it has a shorter one, so the load they put on that switch is
+ * management traffic's, and the polish finds the ports of the other
+ * leaves free of transit traffic.
  */
 static int first_neighbour(const struct oo_swinfo *si,
 			   const struct oo_plan *pl)

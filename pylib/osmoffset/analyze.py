@@ -34,7 +34,8 @@ from .report import format_text
 # from the CAs takes, or every LFT entry (switch LIDs too)
 CREDIT_SCOPES = ("traffic", "every-entry")
 
-__all__ = ["Analysis", "CREDIT_SCOPES", "Progress", "Host", "ORDERS", "JOBS", "K_UNLINKED",
+__all__ = ["Analysis", "CREDIT_SCOPES", "Progress", "Host", "ORDERS", "JOBS",
+           "K_UNLINKED",
            "K_SWITCH", "K_HOST", "K_DOWN", "K_PORT0", "K_NOENTRY",
            "is_aggregation_node", "natural_key", "shift_by_order",
            "shift_random_seeds",

@@ -269,8 +269,8 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
         "recognises as fat trees). *CREDIT LOOP* means a cycle in the "
         "channel dependencies of the LFTs alone: dfsssp breaks such cycles "
         "with virtual lanes, which this check does not model; for updn "
-        "and minhop it is a real deadlock risk. *INVALID* counts host/LID pairs "
-        "without a route. *-* in a job column: the fabric has too few "
+        "and minhop it is a real deadlock risk. *INVALID* counts host/LID "
+        "pairs without a route. *-* in a job column: the fabric has too few "
         "hosts for that job."
         % "; ".join("**%s** = %s" % (e, ENGINE_BY_NAME[e][1])
                     for e in engines))

@@ -49,9 +49,9 @@ SHARP aggregation nodes are routed and checked but run no rank.
 
 Random orders: one shuffle is luck.  Every random-order figure of ours
 below stock updn's or dfsssp's (of ours-minhop: below stock minhop's) is
-measured again, with the other engine's, in the random orders of seeds 1..--shuffles of the same LFTs
-(no new routing): the means and how many orders ours is at least as good
-in are reported.
+measured again, with the other engine's, in the random orders of seeds
+1..--shuffles of the same LFTs (no new routing): the means and how many
+orders ours is at least as good in are reported.
 
 Figures: base = shift efficiency with every rank sending to its peer's
 base LID; spread = traffic striped over the 2^LMC LIDs (LMC > 0).  Every
