@@ -82,8 +82,8 @@ int oo_minhop_build_hop_tables(struct osm_opensm *osm);
  * the digits of its live slots (only the LIDs of its dead slots detour)
  * instead of numbering the destinations over its live slots.  With
  * OO_LFT_TURN_ONCE (minhop's tables, whose routes may go down and up
- * again) a route toward a switch LID that turns back up takes the
- * candidate toward the first switch of the tree.
+ * again) a route toward a CA's or a switch's LID that turns back up takes
+ * the candidate toward the first switch of the tree among its own.
  * Returns 0; 1 when lane_share or OO_LFT_KEEP_LIVE changed no LID (the
  * tables are those without them), or a flag would change nothing (no
  * level's design is narrower than its widest trunk; LMC 0; no digit

@@ -1440,8 +1440,9 @@ static void count_path(struct oo_build *b, const struct oo_dest *d,
 }
 
 /*
- * Whether some candidate toward destination d leads down to a switch that
- * is no lower than d's target switch and not that switch: a route that
+ * Whether some candidate toward destination d (and the others behind its
+ * target switch) leads down to a switch that is no lower than d's target
+ * switch and not that switch: a route that
  * turns back up further on (minhop's, from a spine to a leaf it has no
  * cable to or to another spine, over a leaf).  Only with
  * OO_LFT_TURN_ONCE: updn's routes do not turn, and its reach pass
@@ -1507,10 +1508,13 @@ static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 	osm_switch_t *sw = si->sw;
 	const struct oo_dest *first = &b->dests[grp->start];
 	const struct oo_plan *pl = NULL;
+	int turn = -1;		/* first_neighbour() for the whole group */
 	unsigned i;
 
 	if (first->leaf && first->leaf != sw)
 		pl = plan_for(b, si, first);
+	if (pl && pl->n && turns_back_up(b, si, pl, first))
+		turn = first_neighbour(si, pl);
 	for (i = grp->start; i < grp->end; i++) {
 		const struct oo_dest *d = &b->dests[i];
 		unsigned lid = d->min_lid + lid_offset;
@@ -1527,8 +1531,8 @@ static void route_group(struct oo_build *b, const struct oo_swinfo *si,
 			sw->new_lft[lid] = d->is_switch ? 0 : d->leaf_port;
 			continue;
 		}
-		if (turns_back_up(b, si, pl, d)) {
-			pick = first_neighbour(si, pl);
+		if (turn >= 0) {
+			pick = turn;
 		} else if (d->is_switch) {
 			if (b->rule == OO_RULE_COORDINATED)
 				pick = (int)(d->target_idx % pl->n);
