@@ -6,7 +6,7 @@ import datetime
 from osmoffset.benchreport import fmt, git_describe, host_name, md_table
 from osmoffset.fabricsuite import (ENGINE_BY_NAME, EPS, MARK, ORDERS,
                                    ORDER_TITLE, credit_loops, pairs_of,
-                                   traffics, value)
+                                   runs_ours, traffics, value)
 
 
 def cell_note(r):
@@ -28,6 +28,13 @@ def cell_note(r):
         notes.append("credit loop among every entry (`lft-analyze "
                      "--credit-loops every-entry`)")
     return ", ".join(notes)
+
+
+def flagged_figures(below):
+    """The figures below_stock() found, as fabric_table() marks them:
+    (engine, fabric, lmc, order, traffic)."""
+    return {(b["engine"], b["fabric"], b["lmc"], b["order"], b["traffic"])
+            for b in below}
 
 
 def fabric_table(results, f, engines, lmcs, flagged):
@@ -122,7 +129,7 @@ def recheck_lines(recheck, shuffles):
     rows = []
     for r in recheck:
         rows.append([r["fabric"], str(r["lmc"]), r["traffic"],
-                     ENGINE_BY_NAME[r.get("ours_engine", "ours")][1],
+                     ENGINE_BY_NAME[r["ours_engine"]][1],
                      ENGINE_BY_NAME[r["engine"]][1],
                      "%s / %s" % (fmt(r["ours"]), fmt(r["other"])),
                      "%s / %s" % (fmt(r["ours_mean"]), fmt(r["other_mean"])),
@@ -229,8 +236,7 @@ def loops_against(results, e, s):
 def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
               below, recheck, elapsed):
     """The Markdown report; command: how it was made."""
-    flagged = {(b["engine"], b["fabric"], b["lmc"], b["order"],
-                b["traffic"]) for b in below}
+    flagged = flagged_figures(below)
     L = []
     add = L.append
     add("# Every engine on curated, real and irregular fabrics")
@@ -248,7 +254,7 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
     L.extend(loop_lines(results, engines))
     if "dfsssp" in engines:
         L.extend(versus_dfsssp(results, fabs, lmcs))
-    if any(ENGINE_BY_NAME[e][4] for e in engines):
+    if runs_ours(engines):
         L.extend(recheck_lines(recheck, args.shuffles))
     add("Figures: shift-alltoall efficiency as lft-analyze computes it "
         "(mean over the rounds of 1 / the largest number of flows on one "
@@ -317,13 +323,12 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
 
 
 def print_tables(fabs, engines, lmcs, results, below, recheck, shuffles):
-    flagged = {(b["engine"], b["fabric"], b["lmc"], b["order"],
-                b["traffic"]) for b in below}
+    flagged = flagged_figures(below)
     for e, s in pairs_of(engines):
         print("%s below stock %s: %d figures"
               % (ENGINE_BY_NAME[e][1], s,
                  sum(1 for b in below if b["engine"] == e)))
-    if any(ENGINE_BY_NAME[e][4] for e in engines):
+    if runs_ours(engines):
         for line in recheck_lines(recheck, shuffles):
             print(line)
     for f, _i in fabs:

@@ -416,6 +416,11 @@ def unreachable(results, f, e, lmc):
     return r.get("unreachable_pairs") if r else None
 
 
+def runs_ours(engines):
+    """Whether an engine of ours (the plugin's) is among engines."""
+    return any(ENGINE_BY_NAME[e][4] for e in engines)
+
+
 def pairs_of(engines):
     """The (ours, stock) pairs of PAIRS whose engines both run."""
     return [(a, b) for a, b in PAIRS if a in engines and b in engines]

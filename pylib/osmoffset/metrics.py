@@ -14,7 +14,7 @@ set on it):
   bisection(an, spread)  mean delivered rate of random bisections
   balance(an)        per-switch port counts, imbalance among minimum-hop
                      candidate ports, non-minimal routes
-  credit_loops(an)   one cycle of the channel dependency graph, or None
+  credit_loops(an[, scope])  one cycle of the channel dependency graph, or None
   diversity(an)      sharing among the 2^LMC paths of host pairs
   shift_by_order(topo, lfts, orders, ...)  shift figures in several
                      rank orders
@@ -400,16 +400,16 @@ def _every_entry_dependencies(an):
     return np.concatenate([host, sw])
 
 
-def credit_loops(an):
+def credit_loops(an, scope=None):
     """One cycle of the channel dependency graph of a virtual lane, or
     None; the lane in an.credit_lane.  Each lane carries the routes its
     path SL puts on it (an.path_sls; all on VL0 without them).  With
-    an.credit_scope 'every-entry': the dependencies of every LFT entry,
-    switch LIDs too, on one lane."""
+    scope (default an.credit_scope) 'every-entry': the dependencies of
+    every LFT entry, switch LIDs too, on one lane."""
     an.progress.stage("credit loops")
     an.cdg_edges = 0
     an.credit_lane = None
-    if getattr(an, "credit_scope", "traffic") == "every-entry":
+    if (scope or an.credit_scope) == "every-entry":
         cyc = _cycle(an, _every_entry_dependencies(an))
         if cyc:
             an.credit_lane = 0
@@ -504,9 +504,7 @@ def shift_by_order(topo, lfts, orders, lmc=None, seed=1, path_sls=None):
     cyc = an.credit_loops()
     every = None
     if path_sls is None:
-        an.credit_scope = "every-entry"
-        every = an.credit_loops() is not None
-        an.credit_scope = "traffic"
+        every = credit_loops(an, "every-entry") is not None
     res = {"valid": bool(an.valid), "unreachable_pairs":
            an.unreachable_pairs, "credit_loop": cyc is not None,
            "credit_loop_every_entry": every,

@@ -63,7 +63,7 @@ def build_result(an, base, spread, bound, bis_b, bis_s, div, cyc, t0):
                     "nonminimal_lids": int(an.nonminimal.sum())},
         "diversity": div,
         "cdg_edges": an.cdg_edges,
-        "credit_scope": getattr(an, "credit_scope", "traffic"),
+        "credit_scope": an.credit_scope,
         "credit_lane": an.credit_lane,
         "lanes": an.path_sls.lanes if an.path_sls else 1,
         "lane_routes": len(an.path_sls.routes) if an.path_sls else 0,

@@ -92,7 +92,7 @@ from osmoffset.fabricsuite import (DEFAULT_ENGINES, ENGINE_BY_NAME, ORDERS,
                                    below_stock, check_engines,
                                    check_plugin_options, collect_fabrics,
                                    default_realfabrics, make_tasks,
-                                   random_recheck)
+                                   random_recheck, runs_ours)
 
 PROG = "bench-fabrics"
 
@@ -147,8 +147,7 @@ def check_args(args):
     check_plugin_options(args.plugin_option)
     if args.shuffles < 0:
         raise UsageError("--shuffles must be >= 0")
-    if any(ENGINE_BY_NAME[e][4] for e in engines) and \
-            not os.path.isfile(benchcells.plugin_file()):
+    if runs_ours(engines) and not os.path.isfile(benchcells.plugin_file()):
         raise UsageError("plugin %s not found; build it first (make)"
                          % benchcells.plugin_file())
     return engines, lmcs
