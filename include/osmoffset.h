@@ -857,10 +857,13 @@ int oo_natural_cmp(const char *a, const char *b);
  * from HCAs runs into (and those on their way), then from those traffic
  * from SHARP aggregation nodes (dest_minor) runs into, then from every
  * other one; in each pass the HCAs' LIDs first.
- * It changes no entry that was there.  The fills stay only where the
- * channel dependencies of all the tables stay acyclic (no credit loop):
- * all of them if they can, else those of each destination that keep them
- * so, in destination order.
+ * The fills stay only where the channel dependencies of all the tables
+ * stay acyclic (no credit loop): all of them if they can, else those of
+ * each destination that keep them so, in destination order.  The fills
+ * change no entry that was there.  After them, with LMC > 0, a LID that
+ * some CA's traffic still cannot get to, where another LID of the same
+ * port loses less traffic, takes that LID's entries at every switch (its
+ * channel dependencies are then ones the tables have already).
  */
 #define OO_LFT_NONE 0xff	/* no entry: OpenSM's OSM_NO_PATH */
 
@@ -892,6 +895,8 @@ struct oo_reach_result {
 	int cyclic;		/* all fills at once would close a loop */
 	unsigned layered;	/* routes (switch, LID) put on an SL above 0 */
 	unsigned top_sl;	/* the highest SL given to a route */
+	unsigned borrowed;	/* LIDs that took the routes of another
+				   LID of their port */
 };
 
 /* Returns 0, or -1 (no memory) with the tables as they were. */

@@ -1016,6 +1016,136 @@ static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
 	return ret;
 }
 
+/**********************************************************************
+ * The last resort: a LID takes the routes of another LID of its port
+ **********************************************************************/
+
+/*
+ * The CA ports whose traffic to lid gets lost on the way (from a switch
+ * that does not reach it): the HCAs' count in the high 32 bits, every
+ * CA's in the low, so that the HCAs' traffic weighs first.
+ */
+static uint64_t lost_sources(const struct oo_reach_net *net,
+			     struct reach_work *w, uint32_t dest, unsigned lid)
+{
+	uint64_t hcas = 0, cas = 0;
+	uint32_t s;
+
+	if (lid >= w->max_lid)
+		return UINT64_MAX;	/* no switch has an entry for it */
+	if (!w->holes_at[lid])
+		return 0;
+	walk_all(net, w, dest, lid);
+	for (s = 0; s < net->num_sw; s++)
+		if (w->state[s] != WALK_OK) {
+			hcas += w->hcas[s];
+			cas += w->cas[s];
+		}
+	return hcas << 32 | cas;
+}
+
+/* Routes of a row of the SL map that are above VL0. */
+static unsigned routes_above_vl0(const struct oo_sl_map *map, uint32_t row)
+{
+	const uint8_t *sl = map->sl + (size_t)row * map->num_sw;
+	unsigned n = 0, s;
+
+	for (s = 0; s < map->num_sw; s++)
+		n += sl[s] != 0;
+	return n;
+}
+
+/*
+ * Give lid the SLs of from's routes (none: VL0 for every route).  Returns
+ * 0, or -1 with no memory (the map as it was).
+ */
+static int copy_sl_row(struct oo_sl_map *map, unsigned lid, unsigned from,
+		       struct oo_reach_result *res)
+{
+	uint32_t src, dst;
+
+	if (!map || !map->row || lid >= map->max_lid || from >= map->max_lid)
+		return 0;
+	src = map->row[from];
+	dst = map->row[lid];
+	if (src != OO_SL_NO_ROW && dst == OO_SL_NO_ROW) {
+		dst = add_sl_row(map, lid);
+		if (dst == OO_SL_NO_ROW)
+			return -1;
+	} else if (dst != OO_SL_NO_ROW) {
+		res->layered -= routes_above_vl0(map, dst);
+	}
+	if (src == OO_SL_NO_ROW) {
+		/* an orphaned row is never read: row[] leads to rows */
+		map->row[lid] = OO_SL_NO_ROW;
+		return 0;
+	}
+	memcpy(map->sl + (size_t)dst * map->num_sw,
+	       map->sl + (size_t)src * map->num_sw, map->num_sw);
+	res->layered += routes_above_vl0(map, dst);
+	return 0;
+}
+
+/*
+ * Whether a LID that loses lost traffic (lost_sources()) is better off
+ * with the routes of one that loses lender's: it must reach more HCAs, or
+ * for a SHARP node's LID, more CAs.  A further LID offset of an HCA that
+ * only SHARP nodes cannot get to keeps its spread: only hosts use it.
+ */
+static int lends_more(const struct oo_reach_net *net, uint32_t dest,
+		      uint64_t lender, uint64_t lost)
+{
+	if (is_minor(net, dest))
+		return lender < lost;
+	return lender >> 32 < lost >> 32;
+}
+
+/*
+ * Where the fills leave one LID of a port short of a switch its traffic
+ * starts at and another LID of the port reaches more of them, the first
+ * takes the second's entry at every switch (and its SLs).  Its channel
+ * dependencies are then the other's, which the tables have already: no
+ * new one, so no credit loop can form, on any lane.  It gives up its own
+ * spread over the ports for that LID only.  Of the port's LIDs, the one
+ * that loses the least traffic, the lowest of them on a tie, lends its
+ * routes, where lends_more().  Returns the LIDs that took another's
+ * routes.
+ */
+static unsigned borrow_routes(const struct oo_reach_net *net,
+			      struct reach_work *w, struct oo_sl_map *map,
+			      struct oo_reach_result *res)
+{
+	uint64_t lost[128];
+	unsigned n = 0, o, best, lid, from;
+	uint32_t d, s;
+
+	if (net->lids_per_port < 2 || net->lids_per_port > 128)
+		return 0;
+	for (d = 0; d < net->num_dests; d++) {
+		best = 0;
+		for (o = 0; o < net->lids_per_port; o++) {
+			lost[o] = lost_sources(net, w, d,
+					       net->dest_lid[d] + o);
+			if (lost[o] < lost[best])
+				best = o;
+		}
+		from = net->dest_lid[d] + best;
+		for (o = 0; o < net->lids_per_port; o++) {
+			lid = net->dest_lid[d] + o;
+			if (!lends_more(net, d, lost[best], lost[o]) ||
+			    copy_sl_row(map, lid, from, res))
+				continue;
+			for (s = 0; s < net->num_sw; s++)
+				if (lid < net->lft_len[s])
+					net->lft[s][lid] =
+					    entry(net, s, from);
+			w->holes_at[lid] = 1;
+			n++;
+		}
+	}
+	return n;
+}
+
 /*
  * Passes in order of need, so that what matters most comes first
  * wherever fills compete for the channel dependencies a loop-free set
@@ -1035,7 +1165,9 @@ static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
  * LIDs first, then each further LID offset: the base-LID fills are then
  * the same at every LMC wherever the checks allow them.  With more than
  * one virtual lane, the layered pass (fill_layered()) then takes the
- * holes left.
+ * holes left.  Last, a LID still short of switches its traffic starts at
+ * takes the routes of another LID of its port that reaches more of them
+ * (borrow_routes()).
  */
 static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 		       struct oo_reach_result *res, struct oo_sl_map *map,
@@ -1087,6 +1219,10 @@ static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 		if (map)
 			oo_sl_map_free(map);
 	} else {
+		/* nothing after this can fail: no fill is taken back */
+		res->borrowed = borrow_routes(net, &w, map, res);
+		if (res->borrowed)
+			res->left = count_holes(net, &w, 0);
 		res->left_ca = count_holes(net, &w, 1);
 	}
 	free_work(&w);

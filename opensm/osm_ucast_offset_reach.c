@@ -110,6 +110,11 @@ static void log_result(osm_log_t *log, const struct oo_reach_result *res,
 		res->left, res->left_ca, res->cyclic ? " (all turns at once "
 		"would have closed a credit loop; only loop-free ones kept)" :
 		"", cpu);
+	if (res->borrowed)
+		OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u LIDs that "
+			"traffic from some CA still could not get to took the "
+			"routes of another LID of their port, which reaches "
+			"more CAs\n", res->borrowed);
 	if (res->layered)
 		OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u routes "
 			"(switch, LID) put on virtual lanes 1-%u; their path "

@@ -2830,11 +2830,12 @@ END_TEST
 #define RN_SW 4
 #define RN_STRIDE 5
 #define RN_LIDS 8
+#define RN_LMC_LIDS 14		/* LIDs of reach_model_crossed_lmc() */
 
 struct reach_model {
 	uint32_t next[RN_SW * RN_STRIDE];
 	uint8_t rport[RN_SW * RN_STRIDE];
-	uint8_t lft[RN_SW][RN_LIDS];
+	uint8_t lft[RN_SW][RN_LMC_LIDS];
 	uint8_t *rows[RN_SW];
 	unsigned len[RN_SW];
 	uint16_t sw_lid[RN_SW];
@@ -2871,8 +2872,9 @@ static void reach_model_init(struct reach_model *m)
 	reach_link(m, 0, 4, 3, 1);
 	reach_link(m, 1, 3, 2, 2);
 	reach_link(m, 1, 4, 3, 2);
-	memcpy(m->lft, updn, sizeof(updn));
 	for (s = 0; s < RN_SW; s++) {
+		memset(m->lft[s], OO_LFT_NONE, RN_LMC_LIDS);
+		memcpy(m->lft[s], updn[s], RN_LIDS);
 		m->rows[s] = m->lft[s];
 		m->len[s] = RN_LIDS;
 		m->sw_lid[s] = (uint16_t)(s + 1);
@@ -3219,6 +3221,92 @@ START_TEST(reach_puts_a_turn_that_closes_a_loop_on_vl1)
 }
 END_TEST
 
+/*
+ * reach_model_crossed() at LMC 1: h0 has LIDs 8-9, h1 10-11, m 12-13 and
+ * m1 4-5, each routed as its one LID was.  S1 has no entry for m's LIDs,
+ * and the only turn, at L0, closes the ring.  With base_reached, S1
+ * sends m's base LID 12 down to L1, which sends it up to S0: nothing
+ * else is sent from S1 to L1 and on, so no ring closes.
+ */
+static void reach_model_crossed_lmc(struct reach_model *m, int base_reached)
+{
+	static const struct {
+		unsigned to, from;
+	} moves[] = {
+		{ 8, 5 }, { 9, 5 }, { 10, 6 }, { 11, 6 }, { 12, 7 },
+		{ 13, 7 }, { 5, 4 },
+	};
+	unsigned s, i;
+
+	reach_model_crossed(m);
+	for (s = 0; s < RN_SW; s++) {
+		for (i = 0; i < sizeof(moves) / sizeof(moves[0]); i++)
+			m->lft[s][moves[i].to] = m->lft[s][moves[i].from];
+		m->lft[s][6] = OO_LFT_NONE;
+		m->lft[s][7] = OO_LFT_NONE;
+		m->len[s] = RN_LMC_LIDS;
+	}
+	m->dest_lid[0] = 8;
+	m->dest_lid[1] = 10;
+	m->dest_lid[2] = 12;
+	m->net.lids_per_port = 2;
+	if (base_reached)
+		m->lft[3][12] = 2;
+}
+
+START_TEST(reach_lends_a_lid_the_routes_of_its_ports_other_lid)
+{
+	static const uint8_t minor[4] = { 0, 0, 0, 1 };
+	struct reach_model m, before;
+	struct oo_reach_result res;
+	struct oo_sl_map map;
+	unsigned s, lid;
+
+	/* both of m's LIDs short of S1: neither lends, both holes stay */
+	reach_model_crossed_lmc(&m, 0);
+	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_uint_eq(res.borrowed, 0);
+	ck_assert_uint_eq(res.left_ca, 2);
+	ck_assert_uint_eq(m.lft[3][12], OO_LFT_NONE);
+	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);
+	/* the base LID reaches S1: LID 13 takes its entries everywhere */
+	reach_model_crossed_lmc(&m, 1);
+	reach_model_crossed_lmc(&before, 1);
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_uint_eq(res.borrowed, 1);
+	ck_assert_uint_eq(res.left, 0);
+	ck_assert_uint_eq(res.left_ca, 0);
+	ck_assert_uint_eq(res.filled, 0);
+	for (s = 0; s < RN_SW; s++)
+		for (lid = 0; lid < RN_LMC_LIDS; lid++)
+			ck_assert_uint_eq(m.lft[s][lid], lid == 13 ?
+					  before.lft[s][12] :
+					  before.lft[s][lid]);
+	ck_assert_uint_eq(m.lft[3][13], 2);
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	/* m1 a SHARP node: only it is short of LID 13, which hosts' traffic
+	   reaches; LID 13 keeps its own routes */
+	reach_model_crossed_lmc(&m, 1);
+	m.net.dest_minor = minor;
+	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_uint_eq(res.borrowed, 0);
+	ck_assert_uint_eq(res.left_ca, 1);
+	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);
+	/* with a second lane, the layered pass turns LID 13 at L0 on VL1:
+	   it keeps its own way, nothing is borrowed */
+	reach_model_crossed_lmc(&m, 1);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 2, &res, &map), 0);
+	ck_assert_uint_eq(res.borrowed, 0);
+	ck_assert_uint_eq(res.left_ca, 0);
+	ck_assert_uint_eq(res.layered, 1);
+	ck_assert_uint_eq(m.lft[3][13], 1);
+	ck_assert_uint_eq(oo_sl_map_get(&map, 3, 13), 1);
+	ck_assert_uint_eq(oo_sl_map_get(&map, 3, 12), 0);
+	oo_sl_map_free(&map);
+}
+END_TEST
+
 START_TEST(cdg_routes_are_taken_back_together)
 {
 	struct reach_model m;
@@ -3393,6 +3481,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rc, cdg_adds_lids_and_refuses_a_loop);
 	tcase_add_test(rc, cdg_routes_are_taken_back_together);
 	tcase_add_test(rc, reach_puts_a_turn_that_closes_a_loop_on_vl1);
+	tcase_add_test(rc, reach_lends_a_lid_the_routes_of_its_ports_other_lid);
 	suite_add_tcase(s, rc);
 	return s;
 }

@@ -855,6 +855,26 @@ def test_guard_gives_lost_destinations_the_stock_routes(tmp_path):
     assert_routed_above_stock(ours, stock, 1.15)
 
 
+def test_lid_offset_without_a_turn_takes_its_ports_base_routes(tmp_path):
+    """var-dir-mgmt-taper3 at LMC 2: the polished tables leave the reach
+    pass no loop-free turn toward one LID offset of a management HCA on
+    three line ASICs, whose CAs then had no route to it (3 host/LID pairs
+    in docs/fabrics.md; stock updn 72).  The other LIDs of that port reach
+    every CA: the offset now takes their entries on every switch, whose
+    channel dependencies the tables have already.  Every pair routed, no
+    credit loop among every entry either, leaf order above stock."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-dir-mgmt-taper3", lmc=2)
+    assert "reach: 1 LIDs that traffic from some CA still could not get " \
+        "to took the routes of another LID of their port" in log
+    assert stock["unreachable_pairs"] > 0
+    assert_routed_above_stock(ours, stock, 1.15)
+    every = analyse_dir(tmp_path / "var-dir-mgmt-taper3-on-lmc2",
+                        args=["--credit-loops", "every-entry"])
+    assert every["unreachable_pairs"] == 0
+    assert not every["credit_loop"], every["credit_cycle"]
+
+
 def test_guard_mixes_updns_own_offsets_without_a_credit_loop(tmp_path):
     """var-rails8-2l at LMC 2: 8 rails, 20 uplinks per edge over 16
     spines.  updn finds 9 roots, port offsetting completes them to 16;
