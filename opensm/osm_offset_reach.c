@@ -1044,46 +1044,11 @@ static uint64_t lost_sources(const struct oo_reach_net *net,
 	return hcas << 32 | cas;
 }
 
-/* Routes of a row of the SL map that are above VL0. */
-static unsigned routes_above_vl0(const struct oo_sl_map *map, uint32_t row)
+/* Whether the layered pass put some route to lid above VL0. */
+static int on_lanes(const struct oo_sl_map *map, unsigned lid)
 {
-	const uint8_t *sl = map->sl + (size_t)row * map->num_sw;
-	unsigned n = 0, s;
-
-	for (s = 0; s < map->num_sw; s++)
-		n += sl[s] != 0;
-	return n;
-}
-
-/*
- * Give lid the SLs of from's routes (none: VL0 for every route).  Returns
- * 0, or -1 with no memory (the map as it was).
- */
-static int copy_sl_row(struct oo_sl_map *map, unsigned lid, unsigned from,
-		       struct oo_reach_result *res)
-{
-	uint32_t src, dst;
-
-	if (!map || !map->row || lid >= map->max_lid || from >= map->max_lid)
-		return 0;
-	src = map->row[from];
-	dst = map->row[lid];
-	if (src != OO_SL_NO_ROW && dst == OO_SL_NO_ROW) {
-		dst = add_sl_row(map, lid);
-		if (dst == OO_SL_NO_ROW)
-			return -1;
-	} else if (dst != OO_SL_NO_ROW) {
-		res->layered -= routes_above_vl0(map, dst);
-	}
-	if (src == OO_SL_NO_ROW) {
-		/* an orphaned row is never read: row[] leads to rows */
-		map->row[lid] = OO_SL_NO_ROW;
-		return 0;
-	}
-	memcpy(map->sl + (size_t)dst * map->num_sw,
-	       map->sl + (size_t)src * map->num_sw, map->num_sw);
-	res->layered += routes_above_vl0(map, dst);
-	return 0;
+	return map && map->row && lid < map->max_lid &&
+	    map->row[lid] != OO_SL_NO_ROW;
 }
 
 /*
@@ -1103,17 +1068,18 @@ static int lends_more(const struct oo_reach_net *net, uint32_t dest,
 /*
  * Where the fills leave one LID of a port short of a switch its traffic
  * starts at and another LID of the port reaches more of them, the first
- * takes the second's entry at every switch (and its SLs).  Its channel
- * dependencies are then the other's, which the tables have already: no
- * new one, so no credit loop can form, on any lane.  It gives up its own
- * spread over the ports for that LID only.  Of the port's LIDs, the one
- * that loses the least traffic, the lowest of them on a tie, lends its
- * routes, where lends_more().  Returns the LIDs that took another's
- * routes.
+ * takes the second's entry at every switch.  Its channel dependencies
+ * are then the other's, which the tables have already: no new one, so no
+ * credit loop can form.  It gives up its own spread over the ports for
+ * that LID only.  Of the port's LIDs, the one that loses the least
+ * traffic, the lowest of them on a tie, lends its routes, where
+ * lends_more().  A LID with routes the layered pass put above VL0 (map)
+ * neither lends nor borrows: its routes are not the same on every lane.
+ * Returns the LIDs that took another's routes.
  */
 static unsigned borrow_routes(const struct oo_reach_net *net,
-			      struct reach_work *w, struct oo_sl_map *map,
-			      struct oo_reach_result *res)
+			      struct reach_work *w,
+			      const struct oo_sl_map *map)
 {
 	uint64_t lost[128];
 	unsigned n = 0, o, best, lid, from;
@@ -1124,16 +1090,17 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
 	for (d = 0; d < net->num_dests; d++) {
 		best = 0;
 		for (o = 0; o < net->lids_per_port; o++) {
-			lost[o] = lost_sources(net, w, d,
-					       net->dest_lid[d] + o);
+			lid = net->dest_lid[d] + o;
+			lost[o] = on_lanes(map, lid) ? UINT64_MAX :
+			    lost_sources(net, w, d, lid);
 			if (lost[o] < lost[best])
 				best = o;
 		}
 		from = net->dest_lid[d] + best;
 		for (o = 0; o < net->lids_per_port; o++) {
 			lid = net->dest_lid[d] + o;
-			if (!lends_more(net, d, lost[best], lost[o]) ||
-			    copy_sl_row(map, lid, from, res))
+			if (on_lanes(map, lid) ||
+			    !lends_more(net, d, lost[best], lost[o]))
 				continue;
 			for (s = 0; s < net->num_sw; s++)
 				if (lid < net->lft_len[s])
@@ -1220,7 +1187,7 @@ static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 			oo_sl_map_free(map);
 	} else {
 		/* nothing after this can fail: no fill is taken back */
-		res->borrowed = borrow_routes(net, &w, map, res);
+		res->borrowed = borrow_routes(net, &w, map);
 		if (res->borrowed)
 			res->left = count_holes(net, &w, 0);
 		res->left_ca = count_holes(net, &w, 1);
