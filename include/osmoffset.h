@@ -860,10 +860,11 @@ int oo_natural_cmp(const char *a, const char *b);
  * The fills stay only where the channel dependencies of all the tables
  * stay acyclic (no credit loop): all of them if they can, else those of
  * each destination that keep them so, in destination order.  The fills
- * change no entry that was there.  After them, with LMC > 0, a LID that
- * some CA's traffic still cannot get to, where another LID of the same
- * port loses less traffic, takes that LID's entries at every switch (its
- * channel dependencies are then ones the tables have already).
+ * change no entry that was there.  oo_reach_fill_vls() then, with
+ * LMC > 0, has a LID that some HCA's traffic still cannot get to (a SHARP
+ * node's LID: some CA's), where another LID of the same port reaches more
+ * of them, take that LID's entries at every switch (its channel
+ * dependencies are then ones the tables have already).
  */
 #define OO_LFT_NONE 0xff	/* no entry: OpenSM's OSM_NO_PATH */
 
@@ -942,8 +943,14 @@ struct oo_sl_map {
  * stay acyclic.  A LID whose new routes do not all find a lane gets no
  * fill.  The routes that reached the LID before keep their way and VL0.
  * map (empty on entry; oo_sl_map_free() it) gets the SLs.  vls 1: no
- * layered pass, exactly oo_reach_fill().  Returns 0, or -1 (no memory)
- * with the tables as they were and map empty.
+ * layered pass.  Last, at LMC > 0, a LID still short of some HCA (a SHARP
+ * node's LID: of some CA) takes the entries of the LID of its port that
+ * reaches the most, where that reaches more (none with routes above VL0
+ * lends or takes): the pass on the tables that stay.  oo_reach_fill() and
+ * the guard's measures leave that out: a candidate that needs it to reach
+ * every LID gives up the spread of those LIDs, and the guard weighs it
+ * as losing them.  Returns 0, or -1 (no memory) with the tables as they
+ * were and map empty.
  */
 int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
 		      struct oo_reach_result *res, struct oo_sl_map *map);

@@ -1132,13 +1132,13 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
  * LIDs first, then each further LID offset: the base-LID fills are then
  * the same at every LMC wherever the checks allow them.  With more than
  * one virtual lane, the layered pass (fill_layered()) then takes the
- * holes left.  Last, a LID still short of switches its traffic starts at
- * takes the routes of another LID of its port that reaches more of them
- * (borrow_routes()).
+ * holes left.  Last, with borrow (the pass on the tables that stay), a
+ * LID still short of switches its traffic starts at takes the routes of
+ * another LID of its port that reaches more of them (borrow_routes()).
  */
 static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 		       struct oo_reach_result *res, struct oo_sl_map *map,
-		       int retry)
+		       int retry, int borrow)
 {
 	static const struct {
 		int from, retry;
@@ -1187,7 +1187,8 @@ static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 			oo_sl_map_free(map);
 	} else {
 		/* nothing after this can fail: no fill is taken back */
-		res->borrowed = borrow_routes(net, &w, map);
+		if (borrow)
+			res->borrowed = borrow_routes(net, &w, map);
 		if (res->borrowed)
 			res->left = count_holes(net, &w, 0);
 		res->left_ca = count_holes(net, &w, 1);
@@ -1199,17 +1200,17 @@ static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
 		      struct oo_reach_result *res, struct oo_sl_map *map)
 {
-	return fill_passes(net, vls, res, map, 1);
+	return fill_passes(net, vls, res, map, 1, 1);
 }
 
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
 {
-	return fill_passes(net, 1, res, NULL, 1);
+	return fill_passes(net, 1, res, NULL, 1, 0);
 }
 
 int oo_reach_fill_no_retry(const struct oo_reach_net *net,
 			   struct oo_reach_result *res)
 {
-	return fill_passes(net, 1, res, NULL, 0);
+	return fill_passes(net, 1, res, NULL, 0, 0);
 }

@@ -3264,16 +3264,25 @@ START_TEST(reach_lends_a_lid_the_routes_of_its_ports_other_lid)
 
 	/* both of m's LIDs short of S1: neither lends, both holes stay */
 	reach_model_crossed_lmc(&m, 0);
-	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
 	ck_assert_uint_eq(res.borrowed, 0);
 	ck_assert_uint_eq(res.left_ca, 2);
 	ck_assert_uint_eq(m.lft[3][12], OO_LFT_NONE);
 	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);
-	/* the base LID reaches S1: LID 13 takes its entries everywhere */
+	/* the base LID reaches S1: the guard's measure leaves LID 13's hole
+	   (it weighs tables by what they reach on their own) */
+	reach_model_crossed_lmc(&m, 1);
+	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_uint_eq(res.borrowed, 0);
+	ck_assert_uint_eq(res.left_ca, 1);
+	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);
+	/* the pass on the tables that stay: LID 13 takes the base LID's
+	   entries everywhere */
 	reach_model_crossed_lmc(&m, 1);
 	reach_model_crossed_lmc(&before, 1);
 	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
-	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
+	ck_assert_ptr_null(map.row);
 	ck_assert_uint_eq(res.borrowed, 1);
 	ck_assert_uint_eq(res.left, 0);
 	ck_assert_uint_eq(res.left_ca, 0);
@@ -3289,7 +3298,7 @@ START_TEST(reach_lends_a_lid_the_routes_of_its_ports_other_lid)
 	   reaches; LID 13 keeps its own routes */
 	reach_model_crossed_lmc(&m, 1);
 	m.net.dest_minor = minor;
-	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
 	ck_assert_uint_eq(res.borrowed, 0);
 	ck_assert_uint_eq(res.left_ca, 1);
 	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);

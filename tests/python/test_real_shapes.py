@@ -1267,31 +1267,65 @@ SHAPE_76 = ["cluster", "--radix", "40", "--edges", "5", "--hosts-per-edge",
             "809"]
 
 
-def test_sharp_lid_offsets_without_a_turn_take_their_ports_routes(tmp_path):
+def test_the_mix_gives_every_sharp_node_stock_routes_where_needed(tmp_path):
     """bench-shapes shape 76 at LMC 2: two directors (2 line and 3 fabric
     ASICs each) joined only through 5 edges, SHARP nodes on every ASIC,
     5 % of the cables missing.  Ours send one line's SHARP traffic to the
     other line of its director over a fabric ASIC; the turns the reach
     pass then needs at an edge toward the other director's SHARP nodes
-    close a credit loop with the turns back, and ours left 12 SHARP CA
-    LIDs without a route.  The guard then mixed in the stock routes
-    toward those and 40 more SHARP LIDs (leaf order 0.503).  Those 12 are
-    further LID offsets whose port has a LID every CA reaches: they now
-    take its routes, ours lose no CA LID, and they stay whole (leaf order
-    0.503, stock updn 0.421), every pair routed, no credit loop among
-    every entry either."""
+    close a credit loop with the turns back, and ours leave 12 SHARP CA
+    LIDs without a route.  The mix of those 12 alone leaves 16 (ours still
+    route toward the others), where updn's own tables, filled, leave none:
+    the guard kept those (0.458 in leaf order, stock updn 0.421).  Now
+    such a mix gives every SHARP node's LID the routes of the tables to
+    beat; the hosts' routes, all the cells score, stay ours: 0.503, every
+    pair routed, no credit loop."""
     need_mode("on")
     log, ours = route_generated(tmp_path, "sharp", SHAPE_76, "on", lmc=2)
-    assert "reach: 12 LIDs that traffic from some CA still could not get " \
-        "to took the routes of another LID of their port" in log
-    assert "port offsetting's LFTs score at least as well as the stock " \
-        "ones in all 19 cells; they stay" in log
-    assert "without a route from some CA after the reach pass" not in log
+    assert "port offsetting's LFTs leave 12 CA LIDs (SHARP nodes among " \
+        "them) without a route from some CA after the reach pass" in log
+    assert "the mix of the lost CA LIDs alone still lost some; 40 more " \
+        "LIDs of SHARP aggregation nodes take the routes of the stock " \
+        "tables to beat" in log
+    assert "the routes toward 20 CA LIDs port offsetting left without a " \
+        "route and 40 more LIDs of SHARP nodes" in log
+    assert "(0 LID offsets and 60 of those CA LIDs updn's own, over its " \
+        "own roots; the tables have no credit loop); the rest keep port " \
+        "offsetting's" in log
     _log, stock = route_generated(tmp_path, "sharp", SHAPE_76, "stock",
                                   lmc=2)
     assert stock["unreachable_pairs"] == 216  # between SHARP nodes
     assert_routed_above_stock(ours, stock, 1.15)  # 0.503 / 0.421
-    every = analyse_dir(tmp_path / "sharp-on-lmc2",
+
+
+SHAPE_63 = ["cluster", "--radix", "40", "--edges", "4", "--hosts-per-edge",
+            "12", "--uplinks", "6", "--pods", "4", "--pod-spines", "6",
+            "--spines", "4", "--core-hosts", "2", "--double-links", "0.9",
+            "--remove-links", "0.1", "--seed", "228"]
+
+
+def test_the_guard_does_not_count_on_borrowed_routes(tmp_path):
+    """bench-shapes shape 63 at LMC 2: 4 pods, 2 management HCAs on top
+    switches, 10 % of the cables missing.  Ours leave 17 flows without a
+    route after the reach pass, so the guard takes the stock base LIDs
+    with our further offsets (leaf order 0.490 / striped 0.624 before
+    this build, 3 host/LID pairs without a route).  Had the guard's
+    measure let LIDs borrow their port's routes, ours would have lost
+    nothing and stayed: 0.449 in leaf order, below stock updn's 0.452.
+    The borrowing is the last step of the pass on the tables that stay:
+    the guard's choice is as before, and 3 LIDs then take their port's
+    other LIDs' routes: every pair routed, no credit loop."""
+    need_mode("on")
+    log, ours = route_generated(tmp_path, "shape63", SHAPE_63, "on", lmc=2)
+    assert "the stock LFTs keep their entries toward base LIDs, and port " \
+        "offsetting's take those toward the further LID offsets" in log
+    assert "reach: 3 LIDs that traffic from some CA still could not get " \
+        "to took the routes of another LID of their port" in log
+    _log, stock = route_generated(tmp_path, "shape63", SHAPE_63, "stock",
+                                  lmc=2)
+    assert stock["unreachable_pairs"] > 0
+    assert_routed_above_stock(ours, stock, 1.05)  # 0.483 / 0.452
+    every = analyse_dir(tmp_path / "shape63-on-lmc2",
                         args=["--credit-loops", "every-entry"])
     assert not every["credit_loop"], every["credit_cycle"]
 
