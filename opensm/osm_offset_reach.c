@@ -1054,8 +1054,9 @@ static int on_lanes(const struct oo_sl_map *map, unsigned lid)
 /*
  * Whether a LID that loses lost traffic (lost_sources()) is better off
  * with the routes of one that loses lender's: it must reach more HCAs, or
- * for a SHARP node's LID, more CAs.  A further LID offset of an HCA that
- * only SHARP nodes cannot get to keeps its spread: only hosts use it.
+ * for a SHARP node's LID, more CAs.  An HCA's LID that only SHARP nodes'
+ * traffic cannot get to keeps its own routes and its spread: the hosts'
+ * traffic is what it carries.
  */
 static int lends_more(const struct oo_reach_net *net, uint32_t dest,
 		      uint64_t lender, uint64_t lost)
