@@ -178,8 +178,9 @@ def below_lines(results, fabs, lmcs, below, e, s):
     if routed:
         out.append("Of these, %d are where stock %s leaves host/LID pairs "
                    "without a route that ours route: a pair without a route "
-                   "loads no link in stock %s's figure, so the flows to and "
-                   "from it weigh on ours only." % (routed, s, s))
+                   "loads no link in stock %s's figure, while ours carry "
+                   "its flows (how much of the gap that makes, the figures "
+                   "alone do not tell)." % (routed, s, s))
         out.append("")
     return out
 
