@@ -1020,6 +1020,9 @@ static int fill_layered(const struct oo_reach_net *net, struct reach_work *w,
  * The last resort: a LID takes the routes of another LID of its port
  **********************************************************************/
 
+/* lost_sources() of a LID that neither lends nor takes routes */
+#define LOST_ALL UINT64_MAX
+
 /*
  * The CA ports whose traffic to lid gets lost on the way (from a switch
  * that does not reach it): the HCAs' count in the high 32 bits, every
@@ -1032,7 +1035,7 @@ static uint64_t lost_sources(const struct oo_reach_net *net,
 	uint32_t s;
 
 	if (lid >= w->max_lid)
-		return UINT64_MAX;	/* no switch has an entry for it */
+		return LOST_ALL;	/* no switch has an entry for it */
 	if (!w->holes_at[lid])
 		return 0;
 	walk_all(net, w, dest, lid);
@@ -1075,8 +1078,9 @@ static int lends_more(const struct oo_reach_net *net, uint32_t dest,
  * that LID only.  Of the port's LIDs, the one that loses the least
  * traffic, the lowest of them on a tie, lends its routes, where
  * lends_more().  A LID with routes the layered pass put above VL0 (map)
- * neither lends nor borrows: its routes are not the same on every lane.
- * Returns the LIDs that took another's routes.
+ * neither lends nor borrows: its routes are not the same on every lane;
+ * nor does one that no switch has an entry for (both LOST_ALL).  Returns
+ * the LIDs that took another's routes.
  */
 static unsigned borrow_routes(const struct oo_reach_net *net,
 			      struct reach_work *w,
@@ -1092,7 +1096,7 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
 		best = 0;
 		for (o = 0; o < net->lids_per_port; o++) {
 			lid = net->dest_lid[d] + o;
-			lost[o] = on_lanes(map, lid) ? UINT64_MAX :
+			lost[o] = on_lanes(map, lid) ? LOST_ALL :
 			    lost_sources(net, w, d, lid);
 			if (lost[o] < lost[best])
 				best = o;
@@ -1100,7 +1104,7 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
 		from = net->dest_lid[d] + best;
 		for (o = 0; o < net->lids_per_port; o++) {
 			lid = net->dest_lid[d] + o;
-			if (on_lanes(map, lid) ||
+			if (lost[o] == LOST_ALL ||
 			    !lends_more(net, d, lost[best], lost[o]))
 				continue;
 			for (s = 0; s < net->num_sw; s++)
