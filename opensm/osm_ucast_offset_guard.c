@@ -1388,32 +1388,23 @@ static void log_polish(const struct oo_guard *g, const char *whose,
 }
 
 /*
- * The polish (oo_polish()) of the tables in place (a copy of them in
- * was, their port profiles those in place), as whose in the log: the
- * leaf order, its jobs and its LID offsets steer it; the mean of random
- * orders must not drop, but of shuffles of its own (the first
- * OO_GUARD_POLISH_SEEDS of random_order): the guard judges the random
- * orders on the others, which a polish that fits its sample does not
- * sway.  With lead (per cell; NULL: none), the
- * polish may spend the lead of cells over their floors to raise those
- * below theirs.  Returns how many entries moved (their profiles moved with
- * them) where that raised the efficiency of those cells, evened the
- * route counts or raised cells below their floors (the scores then judge
- * the tables), else 0 with the tables of was back in place: moves that
- * only thin out the busiest links of rounds that stay as slow are no
- * gain worth a change.
+ * The polish's cells: each cell of the guard (those of the base LIDs
+ * only, with base_only), a random order as OO_GUARD_POLISH_SEEDS shuffles
+ * of its own.  Returns how many; *steer counts those that steer.
  */
-static unsigned polish_in_place(struct oo_guard *g, const char *whose,
-				const uint8_t *was, const double *lead)
+static unsigned polish_cells(const struct oo_guard *g, const double *lead,
+			     int base_only, struct oo_polish_cell *cell,
+			     unsigned *steer)
 {
-	struct oo_polish_cell cell[OO_GUARD_MAX_CELLS * OO_GUARD_POLISH_SEEDS];
-	struct oo_polish_result res;
-	unsigned c, i, n = 0, steer = 0;
+	unsigned c, i, n = 0;
 
+	*steer = 0;
 	for (c = 0; c < g->num_cells; c++) {
 		const struct oo_cell *gc = &g->cell[c];
 		int random = gc->num_orders > 1;
 
+		if (base_only && gc->traffic)
+			continue;
 		for (i = 0; i < (random ? OO_GUARD_POLISH_SEEDS : 1); i++) {
 			cell[n].order = random ? g->random_order[i] :
 			    gc->order[0];
@@ -1422,23 +1413,173 @@ static unsigned polish_in_place(struct oo_guard *g, const char *whose,
 			cell[n].group = c;
 			cell[n].steer = !random;
 			cell[n].lead = lead ? lead[c] : 0.0;
-			steer += (unsigned)cell[n].steer;
+			*steer += (unsigned)cell[n].steer;
 			n++;
 		}
 	}
+	return n;
+}
+
+/* Whether a polish moved entries worth keeping (see polish_in_place()). */
+static int polish_gained(const struct oo_polish_result *res)
+{
+	return res->moved && (res->eff_after > res->eff_before +
+			      OO_EVAL_EPSILON || res->balanced ||
+			      res->rescued);
+}
+
+/*
+ * The first cell that the tables in place, scored in after, lose to
+ * stock's where those scored in cur did not (cell_lost()), or -1.
+ */
+static int first_new_loss(const struct oo_guard *g,
+			  const struct oo_eval_score *after,
+			  const struct oo_eval_score *cur,
+			  const struct oo_eval_score *stock)
+{
+	unsigned c;
+
+	for (c = 0; c < g->num_cells; c++)
+		if (cell_lost(g, c, &after[c], &stock[c]) &&
+		    !cell_lost(g, c, &cur[c], &stock[c]))
+			return (int)c;
+	return -1;
+}
+
+/*
+ * Whether the moves of polish_base_lids() must be taken back (logged):
+ * the reach pass would leave more CA LIDs without a route from some CA
+ * after them than the lost_before before (lost_ca_lids()), or a cell the
+ * tables did not lose to stock's (scored in cur, stock's in stock) now
+ * loses: the striped traffic and the further LID offsets, which that
+ * polish does not hold, may drop.  With no memory to tell, they are.
+ */
+static int take_back_base_polish(struct oo_guard *g,
+				 const struct oo_guard_stages *st,
+				 const char *whose, int lost_before,
+				 const struct oo_eval_score *cur,
+				 const struct oo_eval_score *stock)
+{
+	struct oo_eval_score *after;
+	int lost = lost_ca_lids(g, st), c;
+
+	if (lost < 0 || lost > lost_before) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"polish of the base LIDs of %s is taken back: the "
+			"reach pass would leave %d CA LIDs without a route "
+			"from some CA after it, against %d\n", whose, lost,
+			lost_before);
+		return 1;
+	}
+	after = calloc(g->num_cells + 1, sizeof(*after));
+	if (!after)
+		return 1;
+	score_tables(g, st, after);
+	c = first_new_loss(g, after, cur, stock);
+	if (c >= 0)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"polish of the base LIDs of %s is taken back: after it "
+			"they would score lower than the stock ones in %s "
+			"(%.4f, %" PRIu64 " flows lost, against %.4f, %"
+			PRIu64 "), where they did not before\n", whose,
+			g->cell[c].name, after[c].eff, after[c].lost,
+			stock[c].eff, stock[c].lost);
+	free(after);
+	return c >= 0;
+}
+
+/*
+ * At LMC > 0, the polish of the base LIDs alone first, as at LMC 0 and on
+ * a budget as large: the cells of the base LIDs steer it and only their
+ * entries move.  The polish of every cell after it spends its budget on
+ * more LIDs and more cells (at LMC 2 on the 648-host degraded tree it
+ * ends after 3 passes where it makes 10 at LMC 0), and on the 1,130-HCA
+ * SuperPOD analog at LMC 1 and 2 its rounds do not fit at all; the base
+ * LIDs, all an MPI that ignores LMC uses, then came out far below their
+ * LMC 0 figures (leaf order 0.279 against 0.487 there).  Its moves are
+ * taken back where take_back_base_polish() says so.  was holds the
+ * tables in place, as before, cur their scores, stock the stock tables';
+ * cell is room for the polish's cells.  res takes the polish's result
+ * (moved 0 where it could not run or was taken back).
+ */
+static void polish_base_lids(struct oo_guard *g,
+			     const struct oo_guard_stages *st,
+			     const char *whose, const uint8_t *was,
+			     const double *lead,
+			     const struct oo_eval_score *cur,
+			     const struct oo_eval_score *stock,
+			     struct oo_polish_cell *cell,
+			     struct oo_polish_result *res)
+{
+	struct oo_eval_net base = g->net;
+	unsigned n, steer;
+	int before;
+	char what[160];
+
+	n = polish_cells(g, lead, 1, cell, &steer);
+	base.lids_per_port = 1;
+	before = lost_ca_lids(g, st);
+	if (before < 0 || oo_polish(&base, g->gn.lft, g->num_hosts, cell, n,
+				    OO_GUARD_POLISH_ENTRIES,
+				    OO_GUARD_POLISH_WORK, res)) {
+		memset(res, 0, sizeof(*res));
+		return;
+	}
+	snprintf(what, sizeof(what), "%s, base LIDs first", whose);
+	log_polish(g, what, res, steer);
+	if (!res->moved ||
+	    !take_back_base_polish(g, st, whose, before, cur, stock))
+		return;
+	copy_lfts(g, (uint8_t *)was, 0);
+	memset(res, 0, sizeof(*res));
+}
+
+/*
+ * The polish (oo_polish()) of the tables in place (a copy of them in
+ * was, their port profiles those in place), as whose in the log: the
+ * leaf order, its jobs and its LID offsets steer it; the mean of random
+ * orders must not drop, but of shuffles of its own (the first
+ * OO_GUARD_POLISH_SEEDS of random_order): the guard judges the random
+ * orders on the others, which a polish that fits its sample does not
+ * sway.  At LMC > 0 the base LIDs are polished alone first
+ * (polish_base_lids(); cur holds the scores of the tables in place,
+ * stock the stock tables').  With lead (per cell; NULL: none), the
+ * polish may spend the lead of cells over their floors to raise those
+ * below theirs.  Returns how many entries moved (their profiles moved with
+ * them) where that raised the efficiency of those cells, evened the
+ * route counts or raised cells below their floors (the scores then judge
+ * the tables), else 0 with the tables of was back in place: moves that
+ * only thin out the busiest links of rounds that stay as slow are no
+ * gain worth a change.
+ */
+static unsigned polish_in_place(struct oo_guard *g,
+				const struct oo_guard_stages *st,
+				const char *whose, const uint8_t *was,
+				const double *lead,
+				const struct oo_eval_score *cur,
+				const struct oo_eval_score *stock)
+{
+	struct oo_polish_cell cell[OO_GUARD_MAX_CELLS * OO_GUARD_POLISH_SEEDS];
+	struct oo_polish_result res, first;
+	unsigned n, steer;
+
+	memset(&first, 0, sizeof(first));
+	if (g->net.lids_per_port > 1)
+		polish_base_lids(g, st, whose, was, lead, cur, stock, cell,
+				 &first);
+	n = polish_cells(g, lead, 0, cell, &steer);
 	if (oo_polish(&g->net, g->gn.lft, g->num_hosts, cell, n,
 		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK, &res)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
 			"memory for the polish of %s\n", whose);
-		return 0;
-	}
-	log_polish(g, whose, &res, steer);
-	if (res.moved && (res.eff_after > res.eff_before + OO_EVAL_EPSILON ||
-			  res.balanced || res.rescued)) {
+		memset(&res, 0, sizeof(res));
+	} else
+		log_polish(g, whose, &res, steer);
+	if (polish_gained(&first) || polish_gained(&res)) {
 		polish_profiles(g, was);
-		return res.moved;
+		return first.moved + res.moved;
 	}
-	if (res.moved)
+	if (first.moved || res.moved)
 		copy_lfts(g, (uint8_t *)was, 0);
 	return 0;
 }
@@ -1487,8 +1628,8 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
 	polish_leads(g, ours, stock, lead);
 	copy_lfts(g, g->lft_ours, 0);
 	restore_profiles(g, g->prof_ours);
-	if (!polish_in_place(g, "port offsetting's LFTs", g->lft_ours,
-			     lead))
+	if (!polish_in_place(g, st, "port offsetting's LFTs", g->lft_ours,
+			     lead, ours, stock))
 		return;
 	score_tables(g, st, scratch);
 	log_scores(g, polished.scores, scratch);
@@ -1512,7 +1653,8 @@ static int try_polish_stock(struct oo_guard *g,
 {
 	struct oo_guard_sums sum_stock, sum_mine;
 
-	if (!polish_in_place(g, "the stock LFTs", was, NULL))
+	if (!polish_in_place(g, st, "the stock LFTs", was, NULL, stock,
+			     stock))
 		return 0;
 	score_tables(g, st, scratch);
 	log_scores(g, "stock, polished", scratch);
@@ -1652,8 +1794,8 @@ static void polish_offsets(struct oo_guard *g,
 		return;
 	polish_leads(g, score, stock, lead);
 	copy_lfts(g, was, 1);
-	if (polish_in_place(g, "the stock LFTs with port offsetting's "
-			    "further LID offsets", was, lead)) {
+	if (polish_in_place(g, st, "the stock LFTs with port offsetting's "
+			    "further LID offsets", was, lead, score, stock)) {
 		score_tables(g, st, score);
 		log_scores(g, "stock, offsetting's further LID offsets, "
 			   "polished", score);
