@@ -81,10 +81,12 @@ class Daemon:
             env=osm_env, cwd=out, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         self.dump = os.path.join(out, "opensm-lfts.dump")
+        # generous: the stock guard's polish takes seconds at LMC 2, and
+        # on a 2-core machine busy with other runs several times that
         wait_for(lambda: "SUBNET UP" in self.log()
-                 or "Entering MASTER state" in self.log(), 30,
+                 or "Entering MASTER state" in self.log(), 120,
                  "opensm to become master")
-        wait_for(lambda: os.path.exists(self.dump), 30, "the LFT dump")
+        wait_for(lambda: os.path.exists(self.dump), 120, "the LFT dump")
         time.sleep(1.0)
 
     def log(self):
