@@ -444,17 +444,20 @@ static void score_tables(struct oo_guard *g, const struct oo_guard_stages *st,
 /*
  * The LIDs of the num_hosts CA ports of net (lost[h * 2^LMC + o]) that
  * the tables in place leave without a route from some switch a CA of
- * net hangs off, after the reach pass.  Returns how many, or -1 (no
- * memory).
+ * net hangs off, after the reach pass.  With score, the cells are scored
+ * on the same filled tables too (score_tables() without a fill of its
+ * own).  Returns how many, or -1 (no memory).
  */
 static int lost_after_fill(struct oo_guard *g,
 			   const struct oo_guard_stages *st,
 			   const struct oo_eval_net *net, unsigned num_hosts,
-			   uint8_t *lost)
+			   uint8_t *lost, struct oo_eval_score *score)
 {
 	int filled = fill_in_place(g, st), n;
 
 	n = oo_eval_lost_lids(net, num_hosts, lost);
+	if (score)
+		score_cells(g, score);
 	unfill(g, filled);
 	return n;
 }
@@ -473,10 +476,13 @@ static struct oo_eval_net all_ca_net(const struct oo_guard *g)
 /*
  * The same over every CA port, SHARP aggregation nodes among them (which
  * the cells do not score).  A variant must not lose more: the pass fills
- * loop-free only, and what it can fill depends on the tables.  Returns
- * how many, or -1 (no memory).
+ * loop-free only, and what it can fill depends on the tables.  With
+ * score, the tables' scores too (lost_after_fill()).  Returns how many,
+ * or -1 (no memory).
  */
-static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
+static int lost_ca_lids_scored(struct oo_guard *g,
+			       const struct oo_guard_stages *st,
+			       struct oo_eval_score *score)
 {
 	struct oo_eval_net net = all_ca_net(g);
 	uint8_t *lost;
@@ -485,9 +491,14 @@ static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
 	lost = calloc((size_t)g->num_all_ca * g->net.lids_per_port + 1, 1);
 	if (!lost)
 		return -1;
-	ret = lost_after_fill(g, st, &net, g->num_all_ca, lost);
+	ret = lost_after_fill(g, st, &net, g->num_all_ca, lost, score);
 	free(lost);
 	return ret;
+}
+
+static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
+{
+	return lost_ca_lids_scored(g, st, NULL);
 }
 
 /*
@@ -631,7 +642,8 @@ static int mark_routed_by(struct oo_guard *g, const struct oo_guard_stages *st,
 		if (!*theirs)
 			return -1;
 		copy_lfts(g, buf, 0);
-		if (lost_after_fill(g, st, net, g->num_all_ca, *theirs) < 0) {
+		if (lost_after_fill(g, st, net, g->num_all_ca, *theirs,
+				    NULL) < 0) {
 			free(*theirs);
 			*theirs = NULL;
 			return -1;
@@ -664,7 +676,8 @@ static unsigned mark_lost_destinations(struct oo_guard *g,
 	uint8_t *lost = calloc(n + 1, 1);
 	unsigned found = 0;
 
-	if (!lost || lost_after_fill(g, st, &net, g->num_all_ca, lost) <= 0)
+	if (!lost ||
+	    lost_after_fill(g, st, &net, g->num_all_ca, lost, NULL) <= 0)
 		goto out;
 	for (i = 0; i < n; i++)
 		lost[i] = lost[i] && dest[i] == OO_MIX_OURS ? OO_MIX_LOST :
@@ -1460,21 +1473,21 @@ static int take_back_base_polish(struct oo_guard *g,
 				 const struct oo_eval_score *cur,
 				 const struct oo_eval_score *stock)
 {
-	struct oo_eval_score *after;
-	int lost = lost_ca_lids(g, st), c;
+	struct oo_eval_score *after = calloc(g->num_cells + 1, sizeof(*after));
+	int lost, c;
 
+	if (!after)
+		return 1;
+	lost = lost_ca_lids_scored(g, st, after);
 	if (lost < 0 || lost > lost_before) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"polish of the base LIDs of %s is taken back: the "
 			"reach pass would leave %d CA LIDs without a route "
 			"from some CA after it, against %d\n", whose, lost,
 			lost_before);
+		free(after);
 		return 1;
 	}
-	after = calloc(g->num_cells + 1, sizeof(*after));
-	if (!after)
-		return 1;
-	score_tables(g, st, after);
 	c = first_new_loss(g, after, cur, stock);
 	if (c >= 0)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
@@ -1498,8 +1511,9 @@ static int take_back_base_polish(struct oo_guard *g,
  * LIDs, all an MPI that ignores LMC uses, then came out far below their
  * LMC 0 figures (leaf order 0.279 against 0.487 there).  Its moves are
  * taken back where take_back_base_polish() says so.  was holds the
- * tables in place, as before, cur their scores, stock the stock tables';
- * cell is room for the polish's cells.  res takes the polish's result
+ * tables in place, as before, cur their scores, before their
+ * lost_ca_lids() (-1: not counted, no polish), stock the stock tables'
+ * scores; cell is room for the polish's cells.  res takes the polish's result
  * (moved 0 where it could not run or was taken back).
  */
 static void polish_base_lids(struct oo_guard *g,
@@ -1507,18 +1521,16 @@ static void polish_base_lids(struct oo_guard *g,
 			     const char *whose, const uint8_t *was,
 			     const double *lead,
 			     const struct oo_eval_score *cur,
-			     const struct oo_eval_score *stock,
+			     const struct oo_eval_score *stock, int before,
 			     struct oo_polish_cell *cell,
 			     struct oo_polish_result *res)
 {
 	struct oo_eval_net base = g->net;
 	unsigned n, steer;
-	int before;
 	char what[160];
 
 	n = polish_cells(g, lead, 1, cell, &steer);
 	base.lids_per_port = 1;
-	before = lost_ca_lids(g, st);
 	if (before < 0 || oo_polish(&base, g->gn.lft, g->num_hosts, cell, n,
 				    OO_GUARD_POLISH_ENTRIES,
 				    OO_GUARD_POLISH_WORK, res)) {
@@ -1543,21 +1555,21 @@ static void polish_base_lids(struct oo_guard *g,
  * orders on the others, which a polish that fits its sample does not
  * sway.  At LMC > 0 the base LIDs are polished alone first
  * (polish_base_lids(); cur holds the scores of the tables in place,
- * stock the stock tables').  With lead (per cell; NULL: none), the
- * polish may spend the lead of cells over their floors to raise those
- * below theirs.  Returns how many entries moved (their profiles moved with
- * them) where that raised the efficiency of those cells, evened the
- * route counts or raised cells below their floors (the scores then judge
- * the tables), else 0 with the tables of was back in place: moves that
- * only thin out the busiest links of rounds that stay as slow are no
- * gain worth a change.
+ * lost their lost_ca_lids(), stock the stock tables' scores).  With
+ * lead (per cell; NULL: none), the polish may spend the lead of cells
+ * over their floors to raise those below theirs.  Returns how many
+ * entries moved (their profiles moved with them) where that raised the
+ * efficiency of those cells, evened the route counts or raised cells
+ * below their floors (the scores then judge the tables), else 0 with the
+ * tables of was back in place: moves that only thin out the busiest
+ * links of rounds that stay as slow are no gain worth a change.
  */
 static unsigned polish_in_place(struct oo_guard *g,
 				const struct oo_guard_stages *st,
 				const char *whose, const uint8_t *was,
 				const double *lead,
 				const struct oo_eval_score *cur,
-				const struct oo_eval_score *stock)
+				const struct oo_eval_score *stock, int lost)
 {
 	struct oo_polish_cell cell[OO_GUARD_MAX_CELLS * OO_GUARD_POLISH_SEEDS];
 	struct oo_polish_result res, first;
@@ -1565,8 +1577,8 @@ static unsigned polish_in_place(struct oo_guard *g,
 
 	memset(&first, 0, sizeof(first));
 	if (g->net.lids_per_port > 1)
-		polish_base_lids(g, st, whose, was, lead, cur, stock, cell,
-				 &first);
+		polish_base_lids(g, st, whose, was, lead, cur, stock, lost,
+				 cell, &first);
 	n = polish_cells(g, lead, 0, cell, &steer);
 	if (oo_polish(&g->net, g->gn.lft, g->num_hosts, cell, n,
 		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK, &res)) {
@@ -1629,7 +1641,7 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
 	copy_lfts(g, g->lft_ours, 0);
 	restore_profiles(g, g->prof_ours);
 	if (!polish_in_place(g, st, "port offsetting's LFTs", g->lft_ours,
-			     lead, ours, stock))
+			     lead, ours, stock, g->lost_ours))
 		return;
 	score_tables(g, st, scratch);
 	log_scores(g, polished.scores, scratch);
@@ -1654,7 +1666,7 @@ static int try_polish_stock(struct oo_guard *g,
 	struct oo_guard_sums sum_stock, sum_mine;
 
 	if (!polish_in_place(g, st, "the stock LFTs", was, NULL, stock,
-			     stock))
+			     stock, g->lost_stock))
 		return 0;
 	score_tables(g, st, scratch);
 	log_scores(g, "stock, polished", scratch);
@@ -1795,7 +1807,8 @@ static void polish_offsets(struct oo_guard *g,
 	polish_leads(g, score, stock, lead);
 	copy_lfts(g, was, 1);
 	if (polish_in_place(g, st, "the stock LFTs with port offsetting's "
-			    "further LID offsets", was, lead, score, stock)) {
+			    "further LID offsets", was, lead, score, stock,
+			    lost_ca_lids(g, st))) {
 		score_tables(g, st, score);
 		log_scores(g, "stock, offsetting's further LID offsets, "
 			   "polished", score);
