@@ -58,6 +58,21 @@
 #define OO_GUARD_RANDOM_SLACK 0.01
 
 /*
+ * Where the stock tables stay for the base LIDs and port offsetting's
+ * further LID offsets would take over (try_offsets_of_ours()), a leaf
+ * order over one further offset alone may fall this far below stock's,
+ * relative: stock sends each offset as its base LID, which a leaf order
+ * over one offset then scores as the base LIDs' (on a degraded tree, an
+ * optimum no spread of the offsets keeps for every one of them), while
+ * striped traffic, which every offset carries, gains far more (a 12x6
+ * tree short of a spine, LMC 2: 0.549 -> 0.592 in leaf order, 0.418 ->
+ * 0.462 in random order, each offset alone 0.542 -> 0.51).  An MPI that
+ * sends everything over one further offset is rare; base LIDs and
+ * striped traffic still count to the last digit.
+ */
+#define OO_GUARD_OFFSET_SLACK 0.10
+
+/*
  * LIDs followed per order before rounds are sampled (see oo_eval_shift);
  * the random orders share as many as OO_GUARD_POLISH_SEEDS orders.
  */
@@ -1698,6 +1713,15 @@ static int try_polish_stock(struct oo_guard *g,
 	return 0;
 }
 
+/* The slack of the cells of one further LID offset each (cell_lost()). */
+static void set_offset_slack(struct oo_guard *g, double slack)
+{
+	unsigned c;
+
+	for (c = g->first_offset_cell; c < g->num_cells; c++)
+		g->cell[c].slack = slack;
+}
+
 /*
  * The tables in place, with every entry toward a further LID offset of a
  * host (base + k, k > 0) taken from port offsetting's (ours, per switch
@@ -1717,69 +1741,123 @@ static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
 			}
 }
 
-/* What the log lines of offsets_of_ours_win() are about. */
-static const char offsets_of_ours[] = "with port offsetting's entries "
-	"toward the further LID offsets of the hosts, the stock LFTs would";
+/*
+ * Port offsetting's tables (ours) in place, but for the entries of the
+ * switches with hosts toward the hosts' base LIDs, which keep those of
+ * the tables in kept.  Where the stock engine ranked the switches its
+ * own way (other roots), the stock entries toward the switches and the
+ * stock routes of switches without hosts follow that ranking, and with
+ * port offsetting's further offsets over them they can close a credit
+ * loop: a spine that the stock ranking puts below the leaves reaches a
+ * host it is not cabled to down and up again, over a leaf, while ours
+ * lead traffic down through it.  Here every entry follows ours but the
+ * first hop of a base LID out of the hosts' switch, which the stock
+ * tables (or their polish) take to a neighbour as close to the host.
+ */
+static int take_ours_but_base_hops(const struct oo_guard *g,
+				   const uint8_t **ours,
+				   const uint8_t **kept)
+{
+	uint8_t *holds = calloc(g->num_sw + 1, 1);
+	unsigned h, s;
+
+	if (!holds)
+		return -1;
+	for (h = 0; h < g->num_hosts; h++)
+		holds[g->host_sw[h]] = 1;
+	for (s = 0; s < g->num_sw; s++) {
+		memcpy(g->sw[s]->new_lft, ours[s], g->lft_len[s]);
+		if (!holds[s])
+			continue;
+		for (h = 0; h < g->num_hosts; h++)
+			if (g->host_lid[h] < g->lft_len[s])
+				g->sw[s]->new_lft[g->host_lid[h]] =
+				    kept[s][g->host_lid[h]];
+	}
+	free(holds);
+	return 0;
+}
+
+/* What the log lines of offsets_of_ours_win() say of the tables. */
+struct oo_offsets_try {
+	const char *would;
+	const char *done;
+};
+
+static const struct oo_offsets_try offsets_of_ours = {
+	"with port offsetting's entries toward the further LID offsets of "
+	"the hosts, the stock LFTs would",
+	"the stock LFTs keep their entries toward base LIDs, and port "
+	"offsetting's take those toward the further LID offsets of the hosts",
+};
+
+static const struct oo_offsets_try base_hops_of_stock = {
+	"port offsetting's LFTs with the stock entries of the switches with "
+	"hosts toward the base LIDs would",
+	"port offsetting's LFTs go on, but for the entries of the switches "
+	"with hosts toward the base LIDs, which keep the stock ones",
+};
 
 /*
- * Whether the tables in place (ours' further offsets over the kept ones'
- * base LIDs), scored in mine, may replace the kept ones (scored in kept,
- * kept_lost CA LIDs without a route): they lose no cell to stock and
- * score better on the whole (beats_ours()), leave no more CA LIDs without
- * a route after the reach pass, and are checked free of a credit loop
- * (the entries of two rankings, ours over the roots port offsetting
- * completed and the stock engine's over its own, can close one).
+ * Whether the tables in place (t says which: ours' further offsets over
+ * the kept ones' base LIDs, or ours but for the base LIDs' first hop),
+ * scored in mine, may replace the kept ones (scored in kept, kept_lost CA
+ * LIDs without a route): they lose no cell to stock and score better on
+ * the whole (beats_ours()), leave no more CA LIDs without a route after
+ * the reach pass, and are checked free of a credit loop (the entries of
+ * two rankings, ours over the roots port offsetting completed and the
+ * stock engine's over its own, can close one; *looped is set where that
+ * alone stood in the way).
  */
 static int offsets_of_ours_win(struct oo_guard *g,
 			       const struct oo_guard_stages *st,
+			       const struct oo_offsets_try *t,
 			       const struct oo_eval_score *mine,
 			       const struct oo_eval_score *kept,
 			       const struct oo_eval_score *stock,
-			       int kept_lost)
+			       int kept_lost, int *looped)
 {
 	struct oo_guard_sums sum_mine, sum_kept;
 	int lost;
 
 	if (!beats_ours(g, mine, kept, stock, &sum_mine, &sum_kept)) {
 		if (first_loss(g, mine, stock) >= 0)
-			log_loss(g, offsets_of_ours, mine, stock);
+			log_loss(g, t->would, mine, stock);
 		else
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
 				"guard: %s score no better on the whole (%"
 				PRIu64 " flows lost, base LIDs %.4f, all cells "
 				"%.4f on average, against %" PRIu64 ", %.4f, "
-				"%.4f)\n", offsets_of_ours, sum_mine.lost,
+				"%.4f)\n", t->would, sum_mine.lost,
 				sum_mine.base / g->num_base_cells,
 				sum_mine.all / g->num_cells, sum_kept.lost,
 				sum_kept.base / g->num_base_cells,
 				sum_kept.all / g->num_cells);
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
-			"stock LFTs stay as they are\n");
 		return 0;
 	}
 	lost = lost_in_place(g, st);
 	if (lost < 0 || kept_lost < 0 || lost > kept_lost) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
 			"leave %d CA LIDs without a route from some CA after "
-			"the reach pass, against %d; they stay as they are\n",
-			offsets_of_ours, lost, kept_lost);
+			"the reach pass, against %d\n",
+			t->would, lost, kept_lost);
 		return 0;
 	}
 	if (oo_reach_tables_acyclic(g->osm) != 1) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
 			"score better, but have a credit loop (or could not "
-			"be checked); they stay as they are\n",
-			offsets_of_ours);
+			"be checked)\n", t->would);
+		*looped = 1;
 		return 0;
 	}
-	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
-		"LFTs keep their entries toward base LIDs, and port "
-		"offsetting's take those toward the further LID offsets of "
-		"the hosts: they score at least as well as the stock ones in "
-		"all %u cells and better than the stock LFTs alone (%" PRIu64
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s: they "
+		"score at least as well as the stock ones in all %u cells (a "
+		"leaf order over one further LID offset alone allowed %.0f %% "
+		"below) and better than the stock LFTs alone (%" PRIu64
 		" flows lost, base LIDs %.4f, all cells %.4f on average, "
 		"against %" PRIu64 ", %.4f, %.4f); the tables have no credit "
-		"loop\n", g->num_cells, sum_mine.lost,
+		"loop\n", t->done, g->num_cells,
+		100.0 * OO_GUARD_OFFSET_SLACK, sum_mine.lost,
 		sum_mine.base / g->num_base_cells, sum_mine.all / g->num_cells,
 		sum_kept.lost, sum_kept.base / g->num_base_cells,
 		sum_kept.all / g->num_cells);
@@ -1826,8 +1904,13 @@ static void polish_offsets(struct oo_guard *g,
  * takes port offsetting's (lft_ours), where offsets_of_ours_win().  The
  * base LIDs, all an MPI that ignores LMC uses, keep the stock entries,
  * so every base cell scores as with the stock tables alone, unless
- * polish_offsets() moves them too (never below stock's figure).  scratch
- * takes the scores; kept_lost is the kept tables' lost_in_place().
+ * polish_offsets() moves them too (never below stock's figure).  A leaf
+ * order over one further offset alone may lose up to
+ * OO_GUARD_OFFSET_SLACK here.  Where only a credit loop kept those
+ * tables out, port offsetting's go on whole but for the first hop of
+ * the base LIDs out of the switches with hosts, which keeps the stock
+ * one (take_ours_but_base_hops()), on the same terms.  scratch takes the
+ * scores; kept_lost is the kept tables' lost_in_place().
  * Returns 1 with those tables in place, else 0 with the kept ones back
  * in place.
  */
@@ -1841,12 +1924,14 @@ static int try_offsets_of_ours(struct oo_guard *g,
 	uint8_t *was = malloc(total_lft(g) + 1);
 	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
 	const uint8_t **ours = index_rows(g, g->lft_ours);
-	int ret = 0;
+	const uint8_t **kept_rows = index_rows(g, was);
+	int ret = 0, looped = 0;
 
-	if (!was || !prof || !ours)
+	if (!was || !prof || !ours || !kept_rows)
 		goto out;
 	copy_lfts(g, was, 1);
 	save_profiles(g, prof);
+	set_offset_slack(g, OO_GUARD_OFFSET_SLACK);
 	take_our_offsets(g, ours);
 	count_profiles(g);
 	score_tables(g, st, scratch);
@@ -1854,8 +1939,21 @@ static int try_offsets_of_ours(struct oo_guard *g,
 	if ((st->variants & OO_GUARD_POLISH) &&
 	    first_loss(g, scratch, stock) >= 0)
 		polish_offsets(g, st, scratch, stock);
-	ret = offsets_of_ours_win(g, st, scratch, kept, stock, kept_lost);
+	ret = offsets_of_ours_win(g, st, &offsets_of_ours, scratch, kept,
+				  stock, kept_lost, &looped);
+	if (!ret && looped && !take_ours_but_base_hops(g, ours, kept_rows)) {
+		count_profiles(g);
+		score_tables(g, st, scratch);
+		log_scores(g, "offsetting, stock first hops of base LIDs",
+			   scratch);
+		looped = 0;
+		ret = offsets_of_ours_win(g, st, &base_hops_of_stock, scratch,
+					  kept, stock, kept_lost, &looped);
+	}
+	set_offset_slack(g, 0.0);
 	if (!ret) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"stock LFTs stay as they are\n");
 		copy_lfts(g, was, 0);
 		restore_profiles(g, prof);
 	}
@@ -1863,6 +1961,7 @@ out:
 	free(was);
 	free(prof);
 	free(ours);
+	free(kept_rows);
 	return ret;
 }
 
