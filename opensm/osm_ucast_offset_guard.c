@@ -1924,7 +1924,7 @@ static int try_offsets_of_ours(struct oo_guard *g,
 	uint8_t *was = malloc(total_lft(g) + 1);
 	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
 	const uint8_t **ours = index_rows(g, g->lft_ours);
-	const uint8_t **kept_rows = index_rows(g, was);
+	const uint8_t **kept_rows = was ? index_rows(g, was) : NULL;
 	int ret = 0, looped = 0;
 
 	if (!was || !prof || !ours || !kept_rows)
