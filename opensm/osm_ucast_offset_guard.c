@@ -1742,7 +1742,7 @@ static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
 }
 
 /*
- * Port offsetting's tables (ours) in place, but for the entries of the
+ * Port offsetting's tables (lft_ours) in place, but for the entries of the
  * switches with hosts toward the hosts' base LIDs, which keep those of
  * the tables in kept.  Where the stock engine ranked the switches its
  * own way (other roots), the stock entries toward the switches and the
@@ -1755,7 +1755,6 @@ static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
  * tables (or their polish) take to a neighbour as close to the host.
  */
 static int take_ours_but_base_hops(const struct oo_guard *g,
-				   const uint8_t **ours,
 				   const uint8_t **kept)
 {
 	uint8_t *holds = calloc(g->num_sw + 1, 1);
@@ -1765,8 +1764,8 @@ static int take_ours_but_base_hops(const struct oo_guard *g,
 		return -1;
 	for (h = 0; h < g->num_hosts; h++)
 		holds[g->host_sw[h]] = 1;
+	copy_lfts(g, g->lft_ours, 0);
 	for (s = 0; s < g->num_sw; s++) {
-		memcpy(g->sw[s]->new_lft, ours[s], g->lft_len[s]);
 		if (!holds[s])
 			continue;
 		for (h = 0; h < g->num_hosts; h++)
@@ -1941,7 +1940,7 @@ static int try_offsets_of_ours(struct oo_guard *g,
 		polish_offsets(g, st, scratch, stock);
 	ret = offsets_of_ours_win(g, st, &offsets_of_ours, scratch, kept,
 				  stock, kept_lost, &looped);
-	if (!ret && looped && !take_ours_but_base_hops(g, ours, kept_rows)) {
+	if (!ret && looped && !take_ours_but_base_hops(g, kept_rows)) {
 		count_profiles(g);
 		score_tables(g, st, scratch);
 		log_scores(g, "offsetting, stock first hops of base LIDs",
