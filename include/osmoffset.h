@@ -179,6 +179,20 @@ unsigned oo_ring_offset_slot(unsigned base, unsigned lid_offset,
 			     unsigned lids, unsigned slots, unsigned parents);
 
 /*
+ * Where a further LID offset of a destination leaves a switch whose base
+ * LID routes are fixed (the stock tables the stock guard keeps): cand
+ * holds the neighbours (switch indices, ascending) through which the LID
+ * arrives as short as its route does now, base the neighbour its base LID
+ * leaves by.  LID offset lid_offset takes the neighbour lid_offset places
+ * after base's, around cand: as every switch orders its neighbours the
+ * same way, the LIDs of one destination leave by distinct neighbours
+ * (while there are as many as LIDs) whichever the base LID takes.
+ * Returns an index into cand, or -1 where base is not among them.
+ */
+int oo_beside_base(const uint32_t *cand, unsigned n, uint32_t base,
+		   unsigned lid_offset);
+
+/*
  * The live slot a LID takes at a switch that has links toward its
  * destination in live of its slots only (a degraded tree): the coordinated
  * rule over the live slots instead of all of them, as Dmodc does

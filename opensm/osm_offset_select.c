@@ -97,6 +97,17 @@ unsigned oo_ring_offset_slot(unsigned base, unsigned lid_offset,
 	return oo_offset_slot(base, lid_offset, lids, slots);
 }
 
+int oo_beside_base(const uint32_t *cand, unsigned n, uint32_t base,
+		   unsigned lid_offset)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (cand[i] == base)
+			return (int)((i + lid_offset) % n);
+	return -1;
+}
+
 unsigned oo_live_slot(uint32_t rank, uint64_t divisor, unsigned lid_offset,
 		      unsigned lids, unsigned live)
 {

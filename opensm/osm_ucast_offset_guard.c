@@ -65,8 +65,8 @@
  * over one offset then scores as the base LIDs' (on a degraded tree, an
  * optimum no spread of the offsets keeps for every one of them), while
  * striped traffic, which every offset carries, gains far more (a 12x6
- * tree short of a spine, LMC 2: 0.549 -> 0.592 in leaf order, 0.418 ->
- * 0.462 in random order, each offset alone 0.542 -> 0.51).  An MPI that
+ * tree short of a spine, LMC 2: 0.549 -> 0.618 in leaf order, 0.418 ->
+ * 0.543 in random order, each offset alone 0.542 -> 0.50-0.53).  An MPI that
  * sends everything over one further offset is rare; base LIDs and
  * striped traffic still count to the last digit.
  */
@@ -1750,9 +1750,12 @@ static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
  * port offsetting's further offsets over them they can close a credit
  * loop: a spine that the stock ranking puts below the leaves reaches a
  * host it is not cabled to down and up again, over a leaf, while ours
- * lead traffic down through it.  Here every entry follows ours but the
- * first hop of a base LID out of the hosts' switch, which the stock
- * tables (or their polish) take to a neighbour as close to the host.
+ * lead traffic down through it.  And those down-and-up routes forward
+ * traffic from the spines up out of the leaves, whose up ports the polish
+ * then may not move entries to (a route that starts there could close a
+ * loop).  Here every entry follows ours but the first hop of a base LID
+ * out of the hosts' switch, which the stock tables (or their polish) take
+ * to a neighbour as close to the host.
  */
 static int take_ours_but_base_hops(const struct oo_guard *g,
 				   const uint8_t **kept)
@@ -1777,6 +1780,150 @@ static int take_ours_but_base_hops(const struct oo_guard *g,
 	return 0;
 }
 
+/*
+ * Hops from switch s to host h's switch for LID lid, leaving s by port (0:
+ * s's entry for lid) and then by the tables in place; -1 where the LID
+ * arrives nowhere.
+ */
+static int hops_to_host(const struct oo_guard *g, uint32_t s, uint8_t port,
+			unsigned lid, uint32_t h)
+{
+	unsigned hops;
+
+	for (hops = 0; hops <= g->num_sw; hops++) {
+		size_t at;
+		int ret = oo_eval_hop(&g->net, s, port, lid, h, &at);
+
+		if (ret)
+			return ret > 0 ? (int)hops : -1;
+		s = g->net.next[at];
+		port = 0;
+	}
+	return -1;
+}
+
+/* Whether a neighbour of switch s leads LID lid into s. */
+static int leads_into(const struct oo_guard *g, uint32_t s, unsigned lid)
+{
+	unsigned stride = g->net.stride, port;
+
+	for (port = 1; port < stride; port++) {
+		uint32_t n = g->net.next[(size_t)s * stride + port];
+		uint8_t back;
+
+		if (n == OO_EVAL_NONE || lid >= g->lft_len[n])
+			continue;
+		back = g->lft[n][lid];
+		if (back && back < stride &&
+		    g->net.next[(size_t)n * stride + back] == s)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The neighbours of switch s (ascending, each once, into cand) by which
+ * host h's LID lid arrives in len hops; returns how many.
+ */
+static unsigned short_neighbours(const struct oo_guard *g, uint32_t s,
+				 unsigned lid, uint32_t h, int len,
+				 uint32_t *cand)
+{
+	const uint32_t *next = g->net.next + (size_t)s * g->net.stride;
+	unsigned n = 0, port, j;
+
+	for (port = 1; port < g->net.stride; port++) {
+		uint32_t t = next[port];
+
+		if (t == OO_EVAL_NONE ||
+		    hops_to_host(g, s, (uint8_t)port, lid, h) != len)
+			continue;
+		for (j = 0; j < n && cand[j] < t; j++)
+			;
+		if (j < n && cand[j] == t)
+			continue;
+		memmove(cand + j + 1, cand + j, (n - j) * sizeof(*cand));
+		cand[j] = t;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Switch s's entry toward LID offset o (o > 0) of host h moved beside its
+ * base LID's (oo_beside_base()) among the neighbours by which that LID
+ * arrives as short as now (short_neighbours()); over parallel cables to
+ * the one it picks, the (h + o)-th of them that does.  Not where a
+ * neighbour leads that LID into s, nor where the base LID leaves s by a
+ * neighbour that is not among them.  cand takes up to stride entries.
+ */
+static void move_beside_base(const struct oo_guard *g, uint32_t s,
+			     uint32_t h, unsigned o, uint32_t *cand)
+{
+	const uint32_t *next = g->net.next + (size_t)s * g->net.stride;
+	unsigned base = g->host_lid[h], lid = base + o, n, port, par = 0, k;
+	uint8_t *lft = g->sw[s]->new_lft;
+	int len, i;
+
+	if (lid >= g->lft_len[s] || !lft[base] || lft[base] >= g->net.stride ||
+	    next[lft[base]] == OO_EVAL_NONE || leads_into(g, s, lid))
+		return;
+	len = hops_to_host(g, s, 0, lid, h);
+	if (len < 0)
+		return;
+	n = short_neighbours(g, s, lid, h, len, cand);
+	i = oo_beside_base(cand, n, next[lft[base]], o);
+	if (i < 0)
+		return;
+	for (port = 1; port < g->net.stride; port++)
+		if (next[port] == cand[i] &&
+		    hops_to_host(g, s, (uint8_t)port, lid, h) == len)
+			par++;
+	k = (h + o) % par;
+	for (port = 1; port < g->net.stride; port++)
+		if (next[port] == cand[i] &&
+		    hops_to_host(g, s, (uint8_t)port, lid, h) == len &&
+		    !k--) {
+			lft[lid] = (uint8_t)port;
+			return;
+		}
+}
+
+/*
+ * The tables in place (the kept ones' base LIDs under port offsetting's
+ * further LID offsets), with the entries of the switches with hosts
+ * toward the further LID offsets moved beside their base LID's
+ * (move_beside_base()).  Port offsetting's digits place a further offset
+ * by its own base LID's slot; over the stock base LIDs, which leave by
+ * other neighbours, an offset can leave on its base LID's neighbour, and
+ * striped traffic then crosses fewer links than it could.  Returns -1
+ * without memory, else 0.
+ */
+static int take_offsets_beside_base(const struct oo_guard *g)
+{
+	uint32_t *cand = calloc(g->net.stride + 1, sizeof(*cand));
+	uint8_t *holds = calloc(g->num_sw + 1, 1);
+	unsigned lids = g->net.lids_per_port, h, o, s;
+
+	if (!cand || !holds) {
+		free(cand);
+		free(holds);
+		return -1;
+	}
+	for (h = 0; h < g->num_hosts; h++)
+		holds[g->host_sw[h]] = 1;
+	for (s = 0; s < g->num_sw; s++) {
+		if (!holds[s])
+			continue;
+		for (h = 0; h < g->num_hosts; h++)
+			for (o = 1; g->host_sw[h] != s && o < lids; o++)
+				move_beside_base(g, s, h, o, cand);
+	}
+	free(cand);
+	free(holds);
+	return 0;
+}
+
 /* What the log lines of offsets_of_ours_win() say of the tables. */
 struct oo_offsets_try {
 	const char *would;
@@ -1790,6 +1937,13 @@ static const struct oo_offsets_try offsets_of_ours = {
 	"offsetting's take those toward the further LID offsets of the hosts",
 };
 
+static const struct oo_offsets_try beside_base = {
+	"with their further LID offsets moved beside the base LIDs' at the "
+	"switches with hosts, those LFTs would",
+	"the further LID offsets of the hosts leave the switches with hosts "
+	"by the neighbours beside their base LIDs'",
+};
+
 static const struct oo_offsets_try base_hops_of_stock = {
 	"port offsetting's LFTs with the stock entries of the switches with "
 	"hosts toward the base LIDs would",
@@ -1799,14 +1953,14 @@ static const struct oo_offsets_try base_hops_of_stock = {
 
 /*
  * Whether the tables in place (t says which: ours' further offsets over
- * the kept ones' base LIDs, or ours but for the base LIDs' first hop),
- * scored in mine, may replace the kept ones (scored in kept, kept_lost CA
- * LIDs without a route): they lose no cell to stock and score better on
- * the whole (beats_ours()), leave no more CA LIDs without a route after
- * the reach pass, and are checked free of a credit loop (the entries of
- * two rankings, ours over the roots port offsetting completed and the
- * stock engine's over its own, can close one; *looped is set where that
- * alone stood in the way).
+ * the kept ones' base LIDs, ours but for the base LIDs' first hop, or
+ * either with the further offsets beside the base LIDs), scored in mine,
+ * may replace the kept ones (scored in kept, kept_lost CA LIDs without a
+ * route): they lose no cell to stock and score better on the whole
+ * (beats_ours()), leave no more CA LIDs without a route after the reach
+ * pass, and are checked free of a credit loop (the entries of two
+ * rankings, ours over the roots port offsetting completed and the stock
+ * engine's over its own, can close one).
  */
 static int offsets_of_ours_win(struct oo_guard *g,
 			       const struct oo_guard_stages *st,
@@ -1814,7 +1968,7 @@ static int offsets_of_ours_win(struct oo_guard *g,
 			       const struct oo_eval_score *mine,
 			       const struct oo_eval_score *kept,
 			       const struct oo_eval_score *stock,
-			       int kept_lost, int *looped)
+			       int kept_lost)
 {
 	struct oo_guard_sums sum_mine, sum_kept;
 	int lost;
@@ -1846,7 +2000,6 @@ static int offsets_of_ours_win(struct oo_guard *g,
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
 			"score better, but have a credit loop (or could not "
 			"be checked)\n", t->would);
-		*looped = 1;
 		return 0;
 	}
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s: they "
@@ -1872,8 +2025,8 @@ static int offsets_of_ours_win(struct oo_guard *g,
  * no memory for a copy of the tables as they were, nothing is polished.
  */
 static void polish_offsets(struct oo_guard *g,
-			   const struct oo_guard_stages *st,
-			   struct oo_eval_score *score,
+			   const struct oo_guard_stages *st, const char *what,
+			   const char *who, struct oo_eval_score *score,
 			   const struct oo_eval_score *stock)
 {
 	uint8_t *was = malloc(total_lft(g) + 1);
@@ -1883,14 +2036,75 @@ static void polish_offsets(struct oo_guard *g,
 		return;
 	polish_leads(g, score, stock, lead);
 	copy_lfts(g, was, 1);
-	if (polish_in_place(g, st, "the stock LFTs with port offsetting's "
-			    "further LID offsets", was, lead, score, stock,
+	if (polish_in_place(g, st, what, was, lead, score, stock,
 			    lost_ca_lids(g, st))) {
 		score_tables(g, st, score);
-		log_scores(g, "stock, offsetting's further LID offsets, "
-			   "polished", score);
+		log_scores(g, who, score);
 	}
 	free(was);
+}
+
+/*
+ * The tables in place, scored in score (port offsetting's further LID
+ * offsets over the kept tables' base LIDs, as try_offsets_of_ours() last
+ * tried them; won where they won), with their further offsets moved
+ * beside the base LIDs (take_offsets_beside_base()), polished where they
+ * lose a cell (polish_offsets()).  They go on where offsets_of_ours_win()
+ * and, where the tables in place won, they beat those (beats_ours());
+ * score then takes their scores.  Else the tables in place are as they
+ * were.  Returns 1 where they go on.
+ */
+static int try_beside_base(struct oo_guard *g,
+			   const struct oo_guard_stages *st,
+			   const struct oo_eval_score *kept, int kept_lost,
+			   const struct oo_eval_score *stock,
+			   struct oo_eval_score *score, int won)
+{
+	struct oo_eval_score mine[OO_GUARD_MAX_CELLS];
+	struct oo_guard_sums sum_mine, sum_won;
+	uint8_t *was = malloc(total_lft(g) + 1);
+	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
+	int ret = 0;
+
+	if (!was || !prof)
+		goto out;
+	copy_lfts(g, was, 1);
+	save_profiles(g, prof);
+	if (take_offsets_beside_base(g))
+		goto out;
+	count_profiles(g);
+	score_tables(g, st, mine);
+	log_scores(g, "offsetting's further LID offsets beside the base LIDs",
+		   mine);
+	if ((st->variants & OO_GUARD_POLISH) &&
+	    first_loss(g, mine, stock) >= 0)
+		polish_offsets(g, st, "the LFTs with further LID offsets "
+			       "beside the base LIDs", "offsetting's further "
+			       "LID offsets beside the base LIDs, polished",
+			       mine, stock);
+	if (won && !beats_ours(g, mine, score, stock, &sum_mine, &sum_won))
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
+			"score no better on the whole (%" PRIu64 " flows "
+			"lost, base LIDs %.4f, all cells %.4f on average, "
+			"against %" PRIu64 ", %.4f, %.4f); those go on\n",
+			beside_base.would, sum_mine.lost,
+			sum_mine.base / g->num_base_cells,
+			sum_mine.all / g->num_cells, sum_won.lost,
+			sum_won.base / g->num_base_cells,
+			sum_won.all / g->num_cells);
+	else
+		ret = offsets_of_ours_win(g, st, &beside_base, mine, kept,
+					  stock, kept_lost);
+	if (ret) {
+		memcpy(score, mine, sizeof(*score) * g->num_cells);
+	} else {
+		copy_lfts(g, was, 0);
+		restore_profiles(g, prof);
+	}
+out:
+	free(was);
+	free(prof);
+	return ret;
 }
 
 /*
@@ -1905,13 +2119,15 @@ static void polish_offsets(struct oo_guard *g,
  * so every base cell scores as with the stock tables alone, unless
  * polish_offsets() moves them too (never below stock's figure).  A leaf
  * order over one further offset alone may lose up to
- * OO_GUARD_OFFSET_SLACK here.  Where only a credit loop kept those
- * tables out, port offsetting's go on whole but for the first hop of
- * the base LIDs out of the switches with hosts, which keeps the stock
- * one (take_ours_but_base_hops()), on the same terms.  scratch takes the
- * scores; kept_lost is the kept tables' lost_in_place().
- * Returns 1 with those tables in place, else 0 with the kept ones back
- * in place.
+ * OO_GUARD_OFFSET_SLACK here.  Where those tables lose, port
+ * offsetting's are tried whole but for the first hop of the base LIDs
+ * out of the switches with hosts, which keeps the stock one
+ * (take_ours_but_base_hops()), on the same terms.  Last, the tables
+ * tried last move their further offsets beside the base LIDs
+ * (try_beside_base()), and go on where they win, or beat the ones that
+ * won.  scratch takes the scores; kept_lost is the kept tables'
+ * lost_in_place().  Returns 1 with those tables in place, else 0 with
+ * the kept ones back in place.
  */
 static int try_offsets_of_ours(struct oo_guard *g,
 			       const struct oo_guard_stages *st,
@@ -1924,7 +2140,7 @@ static int try_offsets_of_ours(struct oo_guard *g,
 	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
 	const uint8_t **ours = index_rows(g, g->lft_ours);
 	const uint8_t **kept_rows = was ? index_rows(g, was) : NULL;
-	int ret = 0, looped = 0;
+	int ret = 0;
 
 	if (!was || !prof || !ours || !kept_rows)
 		goto out;
@@ -1937,18 +2153,22 @@ static int try_offsets_of_ours(struct oo_guard *g,
 	log_scores(g, "stock, offsetting's further LID offsets", scratch);
 	if ((st->variants & OO_GUARD_POLISH) &&
 	    first_loss(g, scratch, stock) >= 0)
-		polish_offsets(g, st, scratch, stock);
+		polish_offsets(g, st, "the stock LFTs with port offsetting's "
+			       "further LID offsets", "stock, offsetting's "
+			       "further LID offsets, polished", scratch,
+			       stock);
 	ret = offsets_of_ours_win(g, st, &offsets_of_ours, scratch, kept,
-				  stock, kept_lost, &looped);
-	if (!ret && looped && !take_ours_but_base_hops(g, kept_rows)) {
+				  stock, kept_lost);
+	if (!ret && !take_ours_but_base_hops(g, kept_rows)) {
 		count_profiles(g);
 		score_tables(g, st, scratch);
 		log_scores(g, "offsetting, stock first hops of base LIDs",
 			   scratch);
-		looped = 0;
 		ret = offsets_of_ours_win(g, st, &base_hops_of_stock, scratch,
-					  kept, stock, kept_lost, &looped);
+					  kept, stock, kept_lost);
 	}
+	if (try_beside_base(g, st, kept, kept_lost, stock, scratch, ret))
+		ret = 1;
 	set_offset_slack(g, 0.0);
 	if (!ret) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "

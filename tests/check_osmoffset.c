@@ -441,6 +441,40 @@ START_TEST(stride_slots_spread_a_ports_lids_around_the_ring)
 }
 END_TEST
 
+START_TEST(offsets_beside_base_take_the_next_neighbours)
+{
+	/* var-2l-12x6-degraded: a leaf's 5 spines (switch indices), all
+	   as short toward a host; the stock base LID leaves by spine 31 */
+	const uint32_t five[] = { 12, 17, 23, 31, 40 };
+	/* a leaf short of the cable to spine 23 */
+	const uint32_t four[] = { 12, 17, 31, 40 };
+	unsigned o, n, b;
+
+	ck_assert_int_eq(oo_beside_base(five, 5, 31, 0), 3);
+	ck_assert_int_eq(oo_beside_base(five, 5, 31, 1), 4);
+	ck_assert_int_eq(oo_beside_base(five, 5, 31, 2), 0);
+	ck_assert_int_eq(oo_beside_base(five, 5, 31, 3), 1);
+	ck_assert_int_eq(oo_beside_base(four, 4, 17, 1), 2);
+	ck_assert_int_eq(oo_beside_base(four, 4, 17, 3), 0);
+	/* the base LID's neighbour is not among them, or there are none */
+	ck_assert_int_eq(oo_beside_base(four, 4, 23, 1), -1);
+	ck_assert_int_eq(oo_beside_base(five, 0, 12, 1), -1);
+	/* the LIDs of a port leave by distinct neighbours while there are
+	   as many neighbours as LIDs, and wrap around where fewer */
+	for (n = 1; n <= 5; n++)
+		for (b = 0; b < n; b++) {
+			unsigned seen = 0;
+
+			for (o = 0; o < 4; o++)
+				seen |= 1U << oo_beside_base(five, n, five[b],
+							     o);
+			ck_assert_uint_eq(seen, n >= 4 ? (n == 4 ? 0xfU :
+			    (1U << b | 1U << (b + 1) % 5 | 1U << (b + 2) % 5 |
+			     1U << (b + 3) % 5)) : (1U << n) - 1);
+		}
+}
+END_TEST
+
 START_TEST(ring_offsets_keep_the_lane_and_spread_the_parents)
 {
 	unsigned lanes, parents, lids, base, o;
@@ -3410,6 +3444,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, offset_slots_stay_in_aligned_blocks);
 	tcase_add_test(crd, stride_slots_spread_a_ports_lids_around_the_ring);
 	tcase_add_test(crd, ring_offsets_keep_the_lane_and_spread_the_parents);
+	tcase_add_test(crd, offsets_beside_base_take_the_next_neighbours);
 	tcase_add_test(crd, offset_detour_keeps_off_the_ports_own_switches);
 	tcase_add_test(crd, far_slot_keeps_off_the_neighbours);
 	tcase_add_test(crd, sibling_lane_takes_the_same_parent);

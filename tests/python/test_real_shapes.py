@@ -1373,7 +1373,7 @@ def test_stock_base_lids_keep_offsettings_further_offsets(tmp_path):
     assert spread > 1.3 * stock_spread, (spread, stock_spread)  # 0.645/0.439
 
 
-def test_ours_but_the_stock_first_hops_of_base_lids(tmp_path):
+def test_further_offsets_beside_the_stock_base_lids(tmp_path):
     """bench-fabrics var-2l-12x6-degraded at LMC 2: 12 leaves of 6 hosts,
     one of the 6 spines and 5 % of the cables missing.  updn's own roots
     are the 3 spines cabled to every leaf, and in leaf order its base
@@ -1382,12 +1382,14 @@ def test_ours_but_the_stock_first_hops_of_base_lids(tmp_path):
     polished.  Port offsetting's further offsets over them would spread
     the striped traffic, but the stock entries toward the switches and
     out of the spines the stock ranking puts below the leaves close a
-    credit loop with them.  Now port offsetting's tables go on with the
+    credit loop with them, so port offsetting's tables go on with the
     stock first hops of the base LIDs out of the leaves (each offset
-    alone in leaf order allowed down to 10 % below stock's): base LIDs
-    as stock's, striped traffic 0.549 -> 0.592 in leaf order and 0.397
-    -> 0.462 in random order (stock updn), no credit loop among any
-    entries."""
+    alone in leaf order allowed down to 10 % below stock's).  Their
+    further offsets follow their own digits, not the stock base LIDs:
+    moved beside those (the next spines in switch order, polished),
+    striped traffic goes 0.549 (stock updn) -> 0.618 in leaf order and
+    0.397 -> 0.543 in random order (before: 0.592 and 0.462; dfsssp
+    0.545 and 0.505); no credit loop among any entries."""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, "var-2l-12x6-degraded",
                                      lmc=2)
@@ -1398,6 +1400,9 @@ def test_ours_but_the_stock_first_hops_of_base_lids(tmp_path):
         "switches with hosts toward the base LIDs, which keep the stock " \
         "ones: they score at least as well as the stock ones in all 19 " \
         "cells" in log
+    assert "the further LID offsets of the hosts leave the switches with " \
+        "hosts by the neighbours beside their base LIDs': they score at " \
+        "least as well as the stock ones in all 19 cells" in log
     assert ours["valid"] and ours["unreachable_pairs"] == 0
     assert not ours["credit_loop"], ours["credit_cycle"]
     every = analyse_dir(tmp_path / "var-2l-12x6-degraded-on-lmc2",
@@ -1406,11 +1411,50 @@ def test_ours_but_the_stock_first_hops_of_base_lids(tmp_path):
     assert round(leaf_base(ours), 4) == round(leaf_base(stock), 4) == 0.5423
     spread = ours["shift"]["spread"]["efficiency"]
     stock_spread = stock["shift"]["spread"]["efficiency"]
-    assert spread > 1.07 * stock_spread, (spread, stock_spread)
+    assert spread > 1.1 * stock_spread, (spread, stock_spread)
     rand = [analyse_dir(tmp_path / ("var-2l-12x6-degraded-%s-lmc2" % m),
                         args=["--order", "random"])
             for m in ("on", "stock")]
     assert rand[0]["shift"]["spread"]["efficiency"] > \
-        1.1 * rand[1]["shift"]["spread"]["efficiency"]
+        1.3 * rand[1]["shift"]["spread"]["efficiency"]
     assert rand[0]["shift"]["base"]["efficiency"] >= \
         rand[1]["shift"]["base"]["efficiency"]
+
+
+def test_lmc1_offsets_beside_the_stock_base_lids(tmp_path):
+    """The same tree at LMC 1.  Port offsetting's further offsets over
+    the stock tables lost a hair in leaf order spread (0.5455 against
+    0.5469), and the stock tables stayed.  Over updn's own ranking the
+    spines reach the hosts they are not cabled to down and up again
+    through the leaves, so the polish could not move entries to the
+    leaves' up ports; port offsetting's tables with the stock first hops
+    of the base LIDs, their further offsets beside the base LIDs and
+    polished, win: striped traffic 0.547 -> 0.556 in leaf order, 0.696
+    -> 0.755 in the first quarter job, 0.345 -> 0.385 in random order
+    (stock updn), each offset alone in leaf order 0.5423 as stock's."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-2l-12x6-degraded",
+                                     lmc=1)
+    assert "the further LID offsets of the hosts leave the switches with " \
+        "hosts by the neighbours beside their base LIDs': they score at " \
+        "least as well as the stock ones in all 17 cells" in log
+    assert "the stock LFTs stay as they are" not in log
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    every = analyse_dir(tmp_path / "var-2l-12x6-degraded-on-lmc1",
+                        args=["--credit-loops", "every-entry"])
+    assert not every["credit_loop"], every["credit_cycle"]
+    assert round(leaf_base(ours), 4) == round(leaf_base(stock), 4) == 0.5423
+    assert ours["shift"]["spread"]["efficiency"] > \
+        stock["shift"]["spread"]["efficiency"]
+    quarter = [analyse_dir(tmp_path / ("var-2l-12x6-degraded-%s-lmc1" % m),
+                           args=["--order", "leaf", "--job", "quarter",
+                                 "--job-index", "0"])
+               for m in ("on", "stock")]
+    assert quarter[0]["shift"]["spread"]["efficiency"] > \
+        1.05 * quarter[1]["shift"]["spread"]["efficiency"]
+    rand = [analyse_dir(tmp_path / ("var-2l-12x6-degraded-%s-lmc1" % m),
+                        args=["--order", "random"])
+            for m in ("on", "stock")]
+    assert rand[0]["shift"]["spread"]["efficiency"] > \
+        1.1 * rand[1]["shift"]["spread"]["efficiency"]
