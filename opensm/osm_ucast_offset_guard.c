@@ -1971,6 +1971,7 @@ static int offsets_of_ours_win(struct oo_guard *g,
 			       int kept_lost)
 {
 	struct oo_guard_sums sum_mine, sum_kept;
+	char slack[80] = "";
 	int lost;
 
 	if (!beats_ours(g, mine, kept, stock, &sum_mine, &sum_kept)) {
@@ -2002,14 +2003,16 @@ static int offsets_of_ours_win(struct oo_guard *g,
 			"be checked)\n", t->would);
 		return 0;
 	}
+	if (g->first_offset_cell < g->num_cells)
+		snprintf(slack, sizeof(slack), " (a leaf order over one "
+			 "further LID offset alone allowed %.0f %% below)",
+			 100.0 * OO_GUARD_OFFSET_SLACK);
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s: they "
-		"score at least as well as the stock ones in all %u cells (a "
-		"leaf order over one further LID offset alone allowed %.0f %% "
-		"below) and better than the stock LFTs alone (%" PRIu64
-		" flows lost, base LIDs %.4f, all cells %.4f on average, "
-		"against %" PRIu64 ", %.4f, %.4f); the tables have no credit "
-		"loop\n", t->done, g->num_cells,
-		100.0 * OO_GUARD_OFFSET_SLACK, sum_mine.lost,
+		"score at least as well as the stock ones in all %u cells%s "
+		"and better than the stock LFTs alone (%" PRIu64 " flows "
+		"lost, base LIDs %.4f, all cells %.4f on average, against %"
+		PRIu64 ", %.4f, %.4f); the tables have no credit loop\n",
+		t->done, g->num_cells, slack, sum_mine.lost,
 		sum_mine.base / g->num_base_cells, sum_mine.all / g->num_cells,
 		sum_kept.lost, sum_kept.base / g->num_base_cells,
 		sum_kept.all / g->num_cells);
@@ -2104,6 +2107,57 @@ static int try_beside_base(struct oo_guard *g,
 out:
 	free(was);
 	free(prof);
+	return ret;
+}
+
+/*
+ * The stock tables (as built or polished, scored in kept; kept_lost their
+ * lost_in_place()) are in place and stay, with LMC 0: port offsetting's
+ * tables whole but for the stock first hops of the base LIDs out of the
+ * switches with hosts (take_ours_but_base_hops()), polished.  Over the
+ * roots updn found itself, the stock spines reach the hosts they are not
+ * cabled to down and up again through the leaves, whose up ports the
+ * polish of the stock tables then may not move entries to; over port
+ * offsetting's ranking it may.  They go on where offsets_of_ours_win();
+ * scratch takes the scores.  Returns 1 with those tables in place, else
+ * 0 with the kept ones back in place.
+ */
+static int try_polish_base_hops(struct oo_guard *g,
+				const struct oo_guard_stages *st,
+				const struct oo_eval_score *kept,
+				int kept_lost,
+				const struct oo_eval_score *stock,
+				struct oo_eval_score *scratch)
+{
+	uint8_t *was = malloc(total_lft(g) + 1);
+	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
+	const uint8_t **kept_rows = was ? index_rows(g, was) : NULL;
+	int ret = 0;
+
+	if (!was || !prof || !kept_rows)
+		goto out;
+	copy_lfts(g, was, 1);
+	save_profiles(g, prof);
+	if (take_ours_but_base_hops(g, kept_rows))
+		goto out;
+	count_profiles(g);
+	score_tables(g, st, scratch);
+	log_scores(g, "offsetting, stock first hops of base LIDs", scratch);
+	polish_offsets(g, st, "port offsetting's LFTs with the stock first "
+		       "hops of the base LIDs", "offsetting, stock first hops "
+		       "of base LIDs, polished", scratch, stock);
+	ret = offsets_of_ours_win(g, st, &base_hops_of_stock, scratch, kept,
+				  stock, kept_lost);
+	if (!ret) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"stock LFTs stay as they are\n");
+		copy_lfts(g, was, 0);
+		restore_profiles(g, prof);
+	}
+out:
+	free(was);
+	free(prof);
+	free(kept_rows);
 	return ret;
 }
 
@@ -2444,6 +2498,9 @@ static int compare_with_stock(struct oo_guard *g,
 	if (g->net.lids_per_port > 1)
 		try_offsets_of_ours(g, st, polished ? scratch : own,
 				    kept_lost, own, mixed);
+	else if (st->variants & OO_GUARD_POLISH)
+		try_polish_base_hops(g, st, polished ? scratch : own,
+				     kept_lost, own, mixed);
 	goto out;
 ours_back:
 	copy_lfts(g, g->lft_ours, 0);

@@ -1389,6 +1389,31 @@ def assert_routed_loop_free(ours, out):
     assert not every["credit_loop"], every["credit_cycle"]
 
 
+def test_lmc0_ours_but_the_stock_first_hops_polished(tmp_path):
+    """var-2l-12x6-degraded at LMC 0: updn's base LIDs reach the leaf
+    order's optimum (0.5423) over its own 3 roots, and the stock tables
+    stay.  Their polish could not move entries to the leaves' up ports:
+    the spines updn ranks below the leaves reach the hosts they are not
+    cabled to down and up again through them.  Port offsetting's tables
+    with the stock first hops of the base LIDs, polished, win: leaf
+    order as stock's, the first quarter job 0.676 -> 0.735 (dfsssp
+    0.686), the first half job 0.586 -> 0.600."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-2l-12x6-degraded")
+    assert "port offsetting's LFTs go on, but for the entries of the " \
+        "switches with hosts toward the base LIDs, which keep the stock " \
+        "ones: they score at least as well as the stock ones in all 8 " \
+        "cells and better" in log
+    assert_routed_loop_free(ours, tmp_path / "var-2l-12x6-degraded-on-lmc0")
+    assert round(leaf_base(ours), 4) == round(leaf_base(stock), 4) == 0.5423
+    quarter = [analyse_dir(tmp_path / ("var-2l-12x6-degraded-%s-lmc0" % m),
+                           args=["--order", "leaf", "--job", "quarter",
+                                 "--job-index", "0"])
+               for m in ("on", "stock")]
+    assert quarter[0]["shift"]["base"]["efficiency"] > \
+        1.05 * quarter[1]["shift"]["base"]["efficiency"]
+
+
 def test_further_offsets_beside_the_stock_base_lids(tmp_path):
     """bench-fabrics var-2l-12x6-degraded at LMC 2: 12 leaves of 6 hosts,
     one of the 6 spines and 5 % of the cables missing.  updn's own roots
