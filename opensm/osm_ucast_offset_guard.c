@@ -2048,12 +2048,30 @@ static void polish_offsets(struct oo_guard *g,
 }
 
 /*
+ * Whether tables scored in mine may replace ones that won, scored in won:
+ * no more flows lost, base LIDs at least as well on the whole, and all
+ * cells better (a polish that raises the base LIDs a hair may cost the
+ * striped traffic far more, which sums_better() would not weigh).
+ */
+static int beats_won(const struct oo_guard *g,
+		     const struct oo_eval_score *mine,
+		     const struct oo_eval_score *won,
+		     struct oo_guard_sums *sum_mine,
+		     struct oo_guard_sums *sum_won)
+{
+	sum_scores(g, mine, sum_mine);
+	sum_scores(g, won, sum_won);
+	return sum_mine->lost <= sum_won->lost &&
+	    sum_mine->base >= sum_won->base && sum_mine->all > sum_won->all;
+}
+
+/*
  * The tables in place, scored in score (port offsetting's further LID
  * offsets over the kept tables' base LIDs, as try_offsets_of_ours() last
  * tried them; won where they won), with their further offsets moved
  * beside the base LIDs (take_offsets_beside_base()), polished where they
  * lose a cell (polish_offsets()).  They go on where offsets_of_ours_win()
- * and, where the tables in place won, they beat those (beats_ours());
+ * and, where the tables in place won, they beat those (beats_won());
  * score then takes their scores.  Else the tables in place are as they
  * were.  Returns 1 where they go on.
  */
@@ -2085,7 +2103,7 @@ static int try_beside_base(struct oo_guard *g,
 			       "beside the base LIDs", "offsetting's further "
 			       "LID offsets beside the base LIDs, polished",
 			       mine, stock);
-	if (won && !beats_ours(g, mine, score, stock, &sum_mine, &sum_won))
+	if (won && !beats_won(g, mine, score, &sum_mine, &sum_won))
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
 			"score no better on the whole (%" PRIu64 " flows "
 			"lost, base LIDs %.4f, all cells %.4f on average, "

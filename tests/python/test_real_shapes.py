@@ -1456,6 +1456,33 @@ def test_further_offsets_beside_the_stock_base_lids(tmp_path):
         rand[1]["shift"]["base"]["efficiency"]
 
 
+def test_offsets_beside_base_do_not_replace_better_tables(tmp_path):
+    """Shape 174 of docs/shapes.md at LMC 2 (20 edges of 8 hosts, two
+    rails, half the cables doubled, 5 % missing): the stock tables stay
+    (polished), and port offsetting's further offsets over them win.
+    Moved beside the base LIDs and polished, those would raise the base
+    LIDs a hair (0.4775 -> 0.4780 on the guard's average) but lose far
+    more on striped traffic (all cells 0.5112 -> 0.4900): they must not
+    replace the tables that won, whose LFTs are the ones before the
+    beside-base step (leaf order spread 0.485, random 0.381)."""
+    need_mode("on")
+    gen = ["cluster", "--radix", "64", "--edges", "20",
+           "--hosts-per-edge", "8", "--uplinks", "4", "--rails", "2",
+           "--spines", "2", "--double-links", "0.5", "--remove-links",
+           "0.05", "--seed", "473"]
+    log, ours = route_generated(tmp_path, "shape-174", gen, "on", lmc=2)
+    assert "the stock LFTs keep their entries toward base LIDs, and port " \
+        "offsetting's take those toward the further LID offsets of the " \
+        "hosts: they score at least as well as the stock ones in all 19 " \
+        "cells" in log
+    assert "with their further LID offsets moved beside the base LIDs' at " \
+        "the switches with hosts, those LFTs would score no better on the " \
+        "whole" in log
+    assert (BESIDE_BASE_WON % 19) not in log
+    assert_routed_loop_free(ours, tmp_path / "shape-174-on-lmc2")
+    assert ours["shift"]["spread"]["efficiency"] > 0.48
+
+
 def test_lmc1_offsets_beside_the_stock_base_lids(tmp_path):
     """The same tree at LMC 1.  Port offsetting's further offsets over
     the stock tables lost a hair in leaf order spread (0.5455 against
