@@ -1741,6 +1741,18 @@ static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
 			}
 }
 
+/* Per switch, 1 where hosts hang off it (calloc'd; NULL without memory). */
+static uint8_t *host_switches(const struct oo_guard *g)
+{
+	uint8_t *holds = calloc(g->num_sw + 1, 1);
+	unsigned h;
+
+	if (holds)
+		for (h = 0; h < g->num_hosts; h++)
+			holds[g->host_sw[h]] = 1;
+	return holds;
+}
+
 /*
  * Port offsetting's tables (lft_ours) in place, but for the entries of the
  * switches with hosts toward the hosts' base LIDs, which keep those of
@@ -1760,13 +1772,11 @@ static void take_our_offsets(const struct oo_guard *g, const uint8_t **ours)
 static int take_ours_but_base_hops(const struct oo_guard *g,
 				   const uint8_t **kept)
 {
-	uint8_t *holds = calloc(g->num_sw + 1, 1);
+	uint8_t *holds = host_switches(g);
 	unsigned h, s;
 
 	if (!holds)
 		return -1;
-	for (h = 0; h < g->num_hosts; h++)
-		holds[g->host_sw[h]] = 1;
 	copy_lfts(g, g->lft_ours, 0);
 	for (s = 0; s < g->num_sw; s++) {
 		if (!holds[s])
@@ -1861,8 +1871,8 @@ static void move_beside_base(const struct oo_guard *g, uint32_t s,
 			     uint32_t h, unsigned o, uint32_t *cand)
 {
 	const uint32_t *next = g->net.next + (size_t)s * g->net.stride;
-	unsigned base = g->host_lid[h], lid = base + o, n, port, par = 0, k;
-	uint8_t *lft = g->sw[s]->new_lft;
+	unsigned base = g->host_lid[h], lid = base + o, n, port, par = 0;
+	uint8_t *lft = g->sw[s]->new_lft, par_port[256];
 	int len, i;
 
 	if (lid >= g->lft_len[s] || !lft[base] || lft[base] >= g->net.stride ||
@@ -1875,18 +1885,11 @@ static void move_beside_base(const struct oo_guard *g, uint32_t s,
 	i = oo_beside_base(cand, n, next[lft[base]], o);
 	if (i < 0)
 		return;
-	for (port = 1; port < g->net.stride; port++)
+	for (port = 1; port < g->net.stride && par < sizeof(par_port); port++)
 		if (next[port] == cand[i] &&
 		    hops_to_host(g, s, (uint8_t)port, lid, h) == len)
-			par++;
-	k = (h + o) % par;
-	for (port = 1; port < g->net.stride; port++)
-		if (next[port] == cand[i] &&
-		    hops_to_host(g, s, (uint8_t)port, lid, h) == len &&
-		    !k--) {
-			lft[lid] = (uint8_t)port;
-			return;
-		}
+			par_port[par++] = (uint8_t)port;
+	lft[lid] = par_port[(h + o) % par];
 }
 
 /*
@@ -1902,7 +1905,7 @@ static void move_beside_base(const struct oo_guard *g, uint32_t s,
 static int take_offsets_beside_base(const struct oo_guard *g)
 {
 	uint32_t *cand = calloc(g->net.stride + 1, sizeof(*cand));
-	uint8_t *holds = calloc(g->num_sw + 1, 1);
+	uint8_t *holds = host_switches(g);
 	unsigned lids = g->net.lids_per_port, h, o, s;
 
 	if (!cand || !holds) {
@@ -1910,8 +1913,6 @@ static int take_offsets_beside_base(const struct oo_guard *g)
 		free(holds);
 		return -1;
 	}
-	for (h = 0; h < g->num_hosts; h++)
-		holds[g->host_sw[h]] = 1;
 	for (s = 0; s < g->num_sw; s++) {
 		if (!holds[s])
 			continue;
