@@ -422,6 +422,41 @@ static void copy_lfts(const struct oo_guard *g, uint8_t *buf, int out)
 }
 
 /*
+ * The tables in place and their route counts, kept to put back where a
+ * try of other tables fails (take_snapshot(), put_back_snapshot()).
+ */
+struct oo_guard_snapshot {
+	uint8_t *lft;
+	uint32_t *prof;
+};
+
+/* A copy of the tables in place into s: 0, or -1 with no memory. */
+static int take_snapshot(const struct oo_guard *g,
+			 struct oo_guard_snapshot *s)
+{
+	s->lft = malloc(total_lft(g) + 1);
+	s->prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
+	if (!s->lft || !s->prof)
+		return -1;
+	copy_lfts(g, s->lft, 1);
+	save_profiles(g, s->prof);
+	return 0;
+}
+
+static void put_back_snapshot(const struct oo_guard *g,
+			      const struct oo_guard_snapshot *s)
+{
+	copy_lfts(g, s->lft, 0);
+	restore_profiles(g, s->prof);
+}
+
+static void free_snapshot(struct oo_guard_snapshot *s)
+{
+	free(s->lft);
+	free(s->prof);
+}
+
+/*
  * Fill the tables in place as the reach pass would (st->fill), keeping
  * them as they were in lft_unfilled: 1 where it filled, else 0.
  */
@@ -2049,21 +2084,22 @@ static void polish_offsets(struct oo_guard *g,
 }
 
 /*
- * Whether tables scored in mine may replace ones that won, scored in won:
- * no more flows lost, base LIDs at least as well on the whole, and all
- * cells better (a polish that raises the base LIDs a hair may cost the
- * striped traffic far more, which sums_better() would not weigh).
+ * Whether tables scored in mine may replace others (ones that won, or the
+ * stock ones), scored in them: no more flows lost, base LIDs at least as
+ * well on the whole, and all cells better (a polish that raises the base
+ * LIDs a hair may cost the striped traffic far more, which sums_better()
+ * would not weigh).
  */
-static int beats_won(const struct oo_guard *g,
-		     const struct oo_eval_score *mine,
-		     const struct oo_eval_score *won,
-		     struct oo_guard_sums *sum_mine,
-		     struct oo_guard_sums *sum_won)
+static int beats_every_sum(const struct oo_guard *g,
+			   const struct oo_eval_score *mine,
+			   const struct oo_eval_score *them,
+			   struct oo_guard_sums *sum_mine,
+			   struct oo_guard_sums *sum_them)
 {
 	sum_scores(g, mine, sum_mine);
-	sum_scores(g, won, sum_won);
-	return sum_mine->lost <= sum_won->lost &&
-	    sum_mine->base >= sum_won->base && sum_mine->all > sum_won->all;
+	sum_scores(g, them, sum_them);
+	return sum_mine->lost <= sum_them->lost &&
+	    sum_mine->base >= sum_them->base && sum_mine->all > sum_them->all;
 }
 
 /*
@@ -2071,10 +2107,11 @@ static int beats_won(const struct oo_guard *g,
  * offsets over the kept tables' base LIDs, as try_offsets_of_ours() last
  * tried them; won where they won), with their further offsets moved
  * beside the base LIDs (take_offsets_beside_base()), polished where they
- * lose a cell (polish_offsets()).  They go on where offsets_of_ours_win()
- * and, where the tables in place won, they beat those (beats_won());
- * score then takes their scores.  Else the tables in place are as they
- * were.  Returns 1 where they go on.
+ * lose a cell (polish_offsets()).  They go on where they beat the tables
+ * that won, where those won, else the kept ones (beats_every_sum(): a
+ * lead in base LIDs bought with the striped traffic does not count), and
+ * offsets_of_ours_win(); score then takes their scores.  Else the tables
+ * in place are as they were.  Returns 1 where they go on.
  */
 static int try_beside_base(struct oo_guard *g,
 			   const struct oo_guard_stages *st,
@@ -2083,16 +2120,12 @@ static int try_beside_base(struct oo_guard *g,
 			   struct oo_eval_score *score, int won)
 {
 	struct oo_eval_score mine[OO_GUARD_MAX_CELLS];
-	struct oo_guard_sums sum_mine, sum_won;
-	uint8_t *was = malloc(total_lft(g) + 1);
-	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
+	const struct oo_eval_score *them;
+	struct oo_guard_sums sum_mine, sum_them;
+	struct oo_guard_snapshot was;
 	int ret = 0;
 
-	if (!was || !prof)
-		goto out;
-	copy_lfts(g, was, 1);
-	save_profiles(g, prof);
-	if (take_offsets_beside_base(g))
+	if (take_snapshot(g, &was) || take_offsets_beside_base(g))
 		goto out;
 	count_profiles(g);
 	score_tables(g, st, mine);
@@ -2104,28 +2137,27 @@ static int try_beside_base(struct oo_guard *g,
 			       "beside the base LIDs", "offsetting's further "
 			       "LID offsets beside the base LIDs, polished",
 			       mine, stock);
-	if (won && !beats_won(g, mine, score, &sum_mine, &sum_won))
+	them = won ? score : kept;
+	if (!beats_every_sum(g, mine, them, &sum_mine, &sum_them))
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "
-			"score no better on the whole (%" PRIu64 " flows "
-			"lost, base LIDs %.4f, all cells %.4f on average, "
-			"against %" PRIu64 ", %.4f, %.4f); those go on\n",
-			beside_base.would, sum_mine.lost,
+			"score no better on the whole than %s (%" PRIu64
+			" flows lost, base LIDs %.4f, all cells %.4f on "
+			"average, against %" PRIu64 ", %.4f, %.4f)\n",
+			beside_base.would, won ? "the tables that won" :
+			"the stock LFTs", sum_mine.lost,
 			sum_mine.base / g->num_base_cells,
-			sum_mine.all / g->num_cells, sum_won.lost,
-			sum_won.base / g->num_base_cells,
-			sum_won.all / g->num_cells);
+			sum_mine.all / g->num_cells, sum_them.lost,
+			sum_them.base / g->num_base_cells,
+			sum_them.all / g->num_cells);
 	else
 		ret = offsets_of_ours_win(g, st, &beside_base, mine, kept,
 					  stock, kept_lost);
-	if (ret) {
+	if (ret)
 		memcpy(score, mine, sizeof(*score) * g->num_cells);
-	} else {
-		copy_lfts(g, was, 0);
-		restore_profiles(g, prof);
-	}
+	else
+		put_back_snapshot(g, &was);
 out:
-	free(was);
-	free(prof);
+	free_snapshot(&was);
 	return ret;
 }
 
@@ -2148,16 +2180,14 @@ static int try_polish_base_hops(struct oo_guard *g,
 				const struct oo_eval_score *stock,
 				struct oo_eval_score *scratch)
 {
-	uint8_t *was = malloc(total_lft(g) + 1);
-	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
-	const uint8_t **kept_rows = was ? index_rows(g, was) : NULL;
+	struct oo_guard_snapshot was;
+	const uint8_t **kept_rows = NULL;
 	int ret = 0;
 
-	if (!was || !prof || !kept_rows)
+	if (take_snapshot(g, &was))
 		goto out;
-	copy_lfts(g, was, 1);
-	save_profiles(g, prof);
-	if (take_ours_but_base_hops(g, kept_rows))
+	kept_rows = index_rows(g, was.lft);
+	if (!kept_rows || take_ours_but_base_hops(g, kept_rows))
 		goto out;
 	count_profiles(g);
 	score_tables(g, st, scratch);
@@ -2170,12 +2200,10 @@ static int try_polish_base_hops(struct oo_guard *g,
 	if (!ret) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"stock LFTs stay as they are\n");
-		copy_lfts(g, was, 0);
-		restore_profiles(g, prof);
+		put_back_snapshot(g, &was);
 	}
 out:
-	free(was);
-	free(prof);
+	free_snapshot(&was);
 	free(kept_rows);
 	return ret;
 }
@@ -2209,16 +2237,16 @@ static int try_offsets_of_ours(struct oo_guard *g,
 			       const struct oo_eval_score *stock,
 			       struct oo_eval_score *scratch)
 {
-	uint8_t *was = malloc(total_lft(g) + 1);
-	uint32_t *prof = malloc(sizeof(uint32_t) * (total_ports(g) + 1));
 	const uint8_t **ours = index_rows(g, g->lft_ours);
-	const uint8_t **kept_rows = was ? index_rows(g, was) : NULL;
+	const uint8_t **kept_rows = NULL;
+	struct oo_guard_snapshot was;
 	int ret = 0;
 
-	if (!was || !prof || !ours || !kept_rows)
+	if (take_snapshot(g, &was))
 		goto out;
-	copy_lfts(g, was, 1);
-	save_profiles(g, prof);
+	kept_rows = index_rows(g, was.lft);
+	if (!ours || !kept_rows)
+		goto out;
 	set_offset_slack(g, OO_GUARD_OFFSET_SLACK);
 	take_our_offsets(g, ours);
 	count_profiles(g);
@@ -2246,12 +2274,10 @@ static int try_offsets_of_ours(struct oo_guard *g,
 	if (!ret) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"stock LFTs stay as they are\n");
-		copy_lfts(g, was, 0);
-		restore_profiles(g, prof);
+		put_back_snapshot(g, &was);
 	}
 out:
-	free(was);
-	free(prof);
+	free_snapshot(&was);
 	free(ours);
 	free(kept_rows);
 	return ret;
