@@ -1458,6 +1458,18 @@ def test_further_offsets_beside_the_stock_base_lids(tmp_path):
         rand[1]["shift"]["base"]["efficiency"]
 
 
+def assert_beside_base_refused(log, ours, out, than):
+    """At LMC 2 (19 cells), the guard's beside-base tables scored no
+    better on the whole than `than` (the tables that won, or the stock
+    LFTs) and did not go on; ours, routed into out, reach every LID with
+    no credit loop."""
+    assert "with their further LID offsets moved beside the base LIDs' at " \
+        "the switches with hosts, those LFTs would score no better on the " \
+        "whole than %s" % than in log
+    assert (BESIDE_BASE_WON % 19) not in log
+    assert_routed_loop_free(ours, out)
+
+
 def test_offsets_beside_base_do_not_replace_better_tables(tmp_path):
     """Shape 174 of docs/shapes.md at LMC 2 (20 edges of 8 hosts, two
     rails, half the cables doubled, 5 % missing): the stock tables stay
@@ -1477,11 +1489,8 @@ def test_offsets_beside_base_do_not_replace_better_tables(tmp_path):
         "offsetting's take those toward the further LID offsets of the " \
         "hosts: they score at least as well as the stock ones in all 19 " \
         "cells" in log
-    assert "with their further LID offsets moved beside the base LIDs' at " \
-        "the switches with hosts, those LFTs would score no better on the " \
-        "whole" in log
-    assert (BESIDE_BASE_WON % 19) not in log
-    assert_routed_loop_free(ours, tmp_path / "shape-174-on-lmc2")
+    assert_beside_base_refused(log, ours, tmp_path / "shape-174-on-lmc2",
+                               "the tables that won")
     assert ours["shift"]["spread"]["efficiency"] > 0.48
 
 
@@ -1502,11 +1511,8 @@ def test_offsets_beside_base_buy_no_base_lids_with_striped_traffic(
            "--lines", "2", "--fabrics", "3", "--core-hosts", "3", "--seed",
            "630"]
     log, ours = route_generated(tmp_path, "shape-270", gen, "on", lmc=2)
-    assert "with their further LID offsets moved beside the base LIDs' at " \
-        "the switches with hosts, those LFTs would score no better on the " \
-        "whole than the stock LFTs" in log
-    assert (BESIDE_BASE_WON % 19) not in log
-    assert_routed_loop_free(ours, tmp_path / "shape-270-on-lmc2")
+    assert_beside_base_refused(log, ours, tmp_path / "shape-270-on-lmc2",
+                               "the stock LFTs")
     assert ours["shift"]["spread"]["efficiency"] > 0.85
     route_generated(tmp_path, "shape-270", gen, "stock", lmc=2,
                     rcs=(0, 3))
