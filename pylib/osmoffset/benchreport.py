@@ -246,19 +246,28 @@ def tool_versions(packages=("opensm", "ibsim-utils")):
     return out
 
 
-def git_describe():
-    """git describe --always --dirty of the source tree, or None (an
-    installation, or no git)."""
-    root = paths.source_root()
+def git_describe(root=None):
+    """The commit of the source tree (git describe --always), with
+    '-dirty' where a tracked file outside docs/ differs from it (the
+    reports the benches write into docs/ change nothing they measure), or
+    None (an installation, or no git).  root: the tree (default: the one
+    this package is imported from)."""
+    root = root or paths.source_root()
     if root is None:
         return None
     try:
-        p = subprocess.run(["git", "-C", root, "describe", "--always",
-                            "--dirty"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, universal_newlines=True)
+        p = subprocess.run(["git", "-C", root, "describe", "--always"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           universal_newlines=True)
+        if p.returncode != 0:
+            return None
+        d = subprocess.run(["git", "-C", root, "diff", "--quiet", "HEAD",
+                            "--", ".", ":(exclude)docs"],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
     except OSError:
         return None
-    return p.stdout.strip() if p.returncode == 0 else None
+    return p.stdout.strip() + ("-dirty" if d.returncode == 1 else "")
 
 
 def host_name():

@@ -236,3 +236,30 @@ def test_loops_against_stock():
             "loop and stock updn none: 1; where stock updn has one and it "
             "none: 2.") in text
     assert "Those: a at LMC 0 (every entry)." in text
+
+
+def test_build_label_is_dirty_for_code_not_for_docs(tmp_path):
+    """The build the reports name (git_describe()): a change under docs/
+    (the reports the benches write, one after the other) leaves it clean;
+    a change to any other tracked file marks it -dirty."""
+    from osmoffset.benchreport import git_describe
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t",
+                        "-c", "user.email=t@t", "-c", "init.defaultBranch=m"]
+                       + list(args), check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "r.md").write_text("figures\n")
+    (tmp_path / "code.c").write_text("int x;\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    clean = git_describe(str(tmp_path))
+    assert clean and not clean.endswith("-dirty")
+    (tmp_path / "docs" / "r.md").write_text("other figures\n")
+    assert git_describe(str(tmp_path)) == clean
+    (tmp_path / "code.c").write_text("int y;\n")
+    assert git_describe(str(tmp_path)) == clean + "-dirty"
+    assert git_describe(str(tmp_path / "nope")) is None
