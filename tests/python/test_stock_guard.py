@@ -164,11 +164,9 @@ def run_options(tmp_path, net, lmc, name, options, engine="updn"):
 
 
 def further_offset_lids(lfts):
-    """The LIDs of an LFT dump that are a CA port's further LID offsets
-    (base + k, k > 0)."""
-    info = lfts.lid_info
-    return {lid for lid, (guid, kind, _desc) in info.items()
-            if kind == "CA" and info.get(lid - 1, (None,))[0] == guid}
+    """The LIDs of an LFT dump that are a port's further LID offsets (all
+    but its base LID, the lowest of Lfts.port_lids())."""
+    return {lid for lids in lfts.port_lids().values() for lid in lids[1:]}
 
 
 def test_guard_keeps_the_stock_base_lids_of_the_leaves(sim_cache, tmp_path):
