@@ -1868,20 +1868,23 @@ static int leads_into(const struct oo_guard *g, uint32_t s, unsigned lid)
 
 /*
  * The neighbours of switch s (ascending, each once, into cand) by which
- * host h's LID lid arrives in len hops; returns how many.
+ * host h's LID lid arrives in len hops; returns how many.  is_short[port]
+ * (stride entries) tells whether s's port does.
  */
 static unsigned short_neighbours(const struct oo_guard *g, uint32_t s,
 				 unsigned lid, uint32_t h, int len,
-				 uint32_t *cand)
+				 uint32_t *cand, uint8_t *is_short)
 {
 	const uint32_t *next = g->net.next + (size_t)s * g->net.stride;
 	unsigned n = 0, port, j;
 
+	is_short[0] = 0;
 	for (port = 1; port < g->net.stride; port++) {
 		uint32_t t = next[port];
 
-		if (t == OO_EVAL_NONE ||
-		    hops_to_host(g, s, (uint8_t)port, lid, h) != len)
+		is_short[port] = t != OO_EVAL_NONE &&
+		    hops_to_host(g, s, (uint8_t)port, lid, h) == len;
+		if (!is_short[port])
 			continue;
 		for (j = 0; j < n && cand[j] < t; j++)
 			;
@@ -1900,10 +1903,12 @@ static unsigned short_neighbours(const struct oo_guard *g, uint32_t s,
  * arrives as short as now (short_neighbours()); over parallel cables to
  * the one it picks, the (h + o)-th of them that does.  Not where a
  * neighbour leads that LID into s, nor where the base LID leaves s by a
- * neighbour that is not among them.  cand takes up to stride entries.
+ * neighbour that is not among them.  cand and is_short take up to stride
+ * entries each.
  */
 static void move_beside_base(const struct oo_guard *g, uint32_t s,
-			     uint32_t h, unsigned o, uint32_t *cand)
+			     uint32_t h, unsigned o, uint32_t *cand,
+			     uint8_t *is_short)
 {
 	const uint32_t *next = g->net.next + (size_t)s * g->net.stride;
 	unsigned base = g->host_lid[h], lid = base + o, n, port, par = 0;
@@ -1916,13 +1921,12 @@ static void move_beside_base(const struct oo_guard *g, uint32_t s,
 	len = hops_to_host(g, s, 0, lid, h);
 	if (len < 0)
 		return;
-	n = short_neighbours(g, s, lid, h, len, cand);
+	n = short_neighbours(g, s, lid, h, len, cand, is_short);
 	i = oo_beside_base(cand, n, next[lft[base]], o);
 	if (i < 0)
 		return;
 	for (port = 1; port < g->net.stride && par < sizeof(par_port); port++)
-		if (next[port] == cand[i] &&
-		    hops_to_host(g, s, (uint8_t)port, lid, h) == len)
+		if (is_short[port] && next[port] == cand[i])
 			par_port[par++] = (uint8_t)port;
 	lft[lid] = par_port[(h + o) % par];
 }
@@ -1940,24 +1944,26 @@ static void move_beside_base(const struct oo_guard *g, uint32_t s,
 static int take_offsets_beside_base(const struct oo_guard *g)
 {
 	uint32_t *cand = calloc(g->net.stride + 1, sizeof(*cand));
+	uint8_t *is_short = calloc(g->net.stride + 1, 1);
 	uint8_t *holds = host_switches(g);
 	unsigned lids = g->net.lids_per_port, h, o, s;
+	int ret = -1;
 
-	if (!cand || !holds) {
-		free(cand);
-		free(holds);
-		return -1;
-	}
+	if (!cand || !is_short || !holds)
+		goto out;
 	for (s = 0; s < g->num_sw; s++) {
 		if (!holds[s])
 			continue;
 		for (h = 0; h < g->num_hosts; h++)
 			for (o = 1; g->host_sw[h] != s && o < lids; o++)
-				move_beside_base(g, s, h, o, cand);
+				move_beside_base(g, s, h, o, cand, is_short);
 	}
+	ret = 0;
+out:
 	free(cand);
+	free(is_short);
 	free(holds);
-	return 0;
+	return ret;
 }
 
 /* What the log lines of offsets_of_ours_win() say of the tables. */
@@ -2162,6 +2168,36 @@ out:
 }
 
 /*
+ * Port offsetting's tables whole but for the first hops of the base LIDs
+ * out of the switches with hosts, which keep the kept tables' (kept_rows;
+ * take_ours_but_base_hops()), in place, scored in scratch and, where
+ * polish, polished (polish_offsets()).  Returns offsets_of_ours_win()
+ * against the kept tables (scored in kept); without memory 0, and the
+ * tables in place are as they were.
+ */
+static int try_base_hops_of_stock(struct oo_guard *g,
+				  const struct oo_guard_stages *st,
+				  const uint8_t **kept_rows,
+				  const struct oo_eval_score *kept,
+				  int kept_lost,
+				  const struct oo_eval_score *stock,
+				  struct oo_eval_score *scratch, int polish)
+{
+	if (take_ours_but_base_hops(g, kept_rows))
+		return 0;
+	count_profiles(g);
+	score_tables(g, st, scratch);
+	log_scores(g, "offsetting, stock first hops of base LIDs", scratch);
+	if (polish)
+		polish_offsets(g, st, "port offsetting's LFTs with the stock "
+			       "first hops of the base LIDs", "offsetting, "
+			       "stock first hops of base LIDs, polished",
+			       scratch, stock);
+	return offsets_of_ours_win(g, st, &base_hops_of_stock, scratch, kept,
+				   stock, kept_lost);
+}
+
+/*
  * The stock tables (as built or polished, scored in kept; kept_lost their
  * lost_in_place()) are in place and stay, with LMC 0: port offsetting's
  * tables whole but for the stock first hops of the base LIDs out of the
@@ -2187,16 +2223,10 @@ static int try_polish_base_hops(struct oo_guard *g,
 	if (take_snapshot(g, &was))
 		goto out;
 	kept_rows = index_rows(g, was.lft);
-	if (!kept_rows || take_ours_but_base_hops(g, kept_rows))
+	if (!kept_rows)
 		goto out;
-	count_profiles(g);
-	score_tables(g, st, scratch);
-	log_scores(g, "offsetting, stock first hops of base LIDs", scratch);
-	polish_offsets(g, st, "port offsetting's LFTs with the stock first "
-		       "hops of the base LIDs", "offsetting, stock first hops "
-		       "of base LIDs, polished", scratch, stock);
-	ret = offsets_of_ours_win(g, st, &base_hops_of_stock, scratch, kept,
-				  stock, kept_lost);
+	ret = try_base_hops_of_stock(g, st, kept_rows, kept, kept_lost, stock,
+				     scratch, 1);
 	if (!ret) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"stock LFTs stay as they are\n");
@@ -2260,14 +2290,9 @@ static int try_offsets_of_ours(struct oo_guard *g,
 			       stock);
 	ret = offsets_of_ours_win(g, st, &offsets_of_ours, scratch, kept,
 				  stock, kept_lost);
-	if (!ret && !take_ours_but_base_hops(g, kept_rows)) {
-		count_profiles(g);
-		score_tables(g, st, scratch);
-		log_scores(g, "offsetting, stock first hops of base LIDs",
-			   scratch);
-		ret = offsets_of_ours_win(g, st, &base_hops_of_stock, scratch,
-					  kept, stock, kept_lost);
-	}
+	if (!ret)
+		ret = try_base_hops_of_stock(g, st, kept_rows, kept, kept_lost,
+					     stock, scratch, 0);
 	if (try_beside_base(g, st, kept, kept_lost, stock, scratch, ret))
 		ret = 1;
 	set_offset_slack(g, 0.0);
