@@ -13,17 +13,26 @@ the optimum misses too, the goal is out of reach on that fabric.
 Fabrics with parallel links are solved with each leaf-spine bundle as one
 link of that many times the capacity: the figure is then an upper bound.
 
+The optimum is the best for one rank order.  The routing the solver finds
+for it may do worse than others in other orders: solve(..., random_orders=N)
+also measures it in the N random rank orders bench-quality re-measures in
+(random_ranks()), so a table can set its figure beside a routing's that
+was not fitted to the one order.
+
   TwoLevel(topo)                 leaves, spines, hosts in topology order
   read_ranks(fab, hostfile)      rank order from a hostfile
+  random_ranks(fab, seed)        bench-quality's random rank order
   solve(fab, ranks, lmc, limit)  the integer program -> result dict
   evaluate(fab, ranks, nl, choice)  efficiency of one routing
 """
 
+import random
+
 from .fabric import InputError, load_topology
 from .rankorder import natural_key, read_hostfile
 
-__all__ = ["NoSolver", "TwoLevel", "read_ranks", "round_flows", "solve",
-           "evaluate"]
+__all__ = ["NoSolver", "TwoLevel", "read_ranks", "random_ranks",
+           "round_flows", "solve", "evaluate"]
 
 
 class NoSolver(Exception):
@@ -89,6 +98,17 @@ def read_ranks(fab, path):
     return [index[n.guid] for n in named]
 
 
+def random_ranks(fab, seed):
+    """Host indices of fab in bench-quality's random rank order of seed:
+    the host names in natural order (its hostfile's lines) shuffled by
+    Python's random.Random(seed)."""
+    names = sorted(((natural_key(fab.desc[g]), i)
+                    for i, g in enumerate(fab.hosts)))
+    order = [i for _key, i in names]
+    random.Random(seed).shuffle(order)
+    return order
+
+
 def round_flows(fab, ranks):
     """Per shift round: (source leaf, destination host) of every flow
     between two leaves."""
@@ -102,7 +122,7 @@ def round_flows(fab, ranks):
         yield flows
 
 
-def solve(fab, ranks, lmc, time_limit):
+def solve(fab, ranks, lmc, time_limit, random_orders=0):
     try:
         import numpy as np
         from scipy.optimize import Bounds, LinearConstraint, milp
@@ -187,6 +207,11 @@ def solve(fab, ranks, lmc, time_limit):
             if res.x[v] > 0.5:
                 choice[(a, d, o)] = s
         out["best"] = evaluate(fab, ranks, nl, choice)
+        if random_orders:
+            each = [evaluate(fab, random_ranks(fab, seed), nl, choice)
+                    for seed in range(1, random_orders + 1)]
+            out["random"] = {"seeds": random_orders, "each": each,
+                             "mean": sum(each) / len(each)}
         if out["optimal"]:
             out["bound"] = max(out.get("bound", 0.0), out["best"])
     return out
@@ -213,14 +238,17 @@ def evaluate(fab, ranks, nl, choice):
 DEFAULT_TIME_LIMIT = 300.0
 
 
-def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT):
+def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
+               random_orders=0):
     """route-optimum's answer for a topology file (net file or
     opensm-subnet.lst): the solver's result with the fabric's figures, as
-    `route-optimum --json` prints it.  Raises InputError or NoSolver."""
+    `route-optimum --json` prints it; with random_orders, the routing it
+    found measured in that many random rank orders too ("random": seeds
+    1..N, each figure and their mean).  Raises InputError or NoSolver."""
     fab = TwoLevel(load_topology(topology))
     ranks = read_ranks(fab, hostfile) if hostfile \
         else list(range(len(fab.hosts)))
-    res = solve(fab, ranks, lmc, time_limit)
+    res = solve(fab, ranks, lmc, time_limit, random_orders)
     res.update({"topology": topology, "lmc": lmc,
                 "order": hostfile or "topology",
                 "hosts": len(ranks), "leaves": len(fab.leaves),

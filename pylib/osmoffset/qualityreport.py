@@ -70,14 +70,8 @@ def random_recheck_lines(results, fabrics, goals, lmcs):
             if v is None or st is None or v >= st - EPS:
                 continue
             try:
-                topo = fabric.load_topology(os.path.join(
-                    results[(f, "updn", l)]["dir"], "opensm-subnet.lst"))
-                hosts = sorted((n.desc for n in topo.cas()),
-                               key=natural_key)
-                ours = seed_efficiencies(results[(f, OURS[0], l)]["dir"],
-                                         l, what, hosts, RECHECK_SEEDS)
-                stock = seed_efficiencies(results[(f, "updn", l)]["dir"],
-                                          l, what, hosts, RECHECK_SEEDS)
+                ours = cell_seed_efficiencies(results, f, OURS[0], l, what)
+                stock = cell_seed_efficiencies(results, f, "updn", l, what)
             except Exception as exc:  # diagnostics only; never fail the run
                 lines.append("* %s random %s: not re-measured (%s)"
                              % (f, name, exc))
@@ -122,6 +116,55 @@ def hot_spot_lines(results, fabrics, goals, finfo):
     return lines
 
 
+def cell_seed_efficiencies(results, f, c, l, what):
+    """The shift efficiency of cell (f, c, l)'s LFTs in the random orders
+    of seeds 1..RECHECK_SEEDS (its hosts' names in natural order,
+    shuffled)."""
+    celldir = results[(f, c, l)]["dir"]
+    topo = fabric.load_topology(os.path.join(celldir, "opensm-subnet.lst"))
+    hosts = sorted((n.desc for n in topo.cas()), key=natural_key)
+    return seed_efficiencies(celldir, l, what, hosts, RECHECK_SEEDS)
+
+
+def random_mean(results, f, c, l):
+    """The mean of cell_seed_efficiencies() (base at LMC 0, else spread),
+    or None where the cell did not run or cannot be measured."""
+    r = results.get((f, c, l))
+    if not r or r["status"] != "ok":
+        return None
+    try:
+        effs = cell_seed_efficiencies(results, f, c, l,
+                                      "base" if l == 0 else "spread")
+    except Exception:  # diagnostics only; never fail the run
+        return None
+    return sum(effs) / len(effs)
+
+
+def optimum_random_lines(results, have, lmcs, finfo):
+    """Markdown: the optimum's routing and ours in the random orders of
+    seeds 1..RECHECK_SEEDS."""
+    heads = ["L%d %s" % (l, "base" if l == 0 else "spread") for l in lmcs]
+    L = ["The same in random rank orders: the mean of seeds 1-%d (the "
+         "host names in natural order shuffled by `random.Random(seed)`, "
+         "as the re-measured random orders below; `scripts/route-optimum "
+         "--topology NET --lmc L --random-orders %d`).  The optimum "
+         "row is the routing the solver found for the topology order, "
+         "measured in the random orders: it is not the best for them, "
+         "and another routing as good in topology order may do better "
+         "there." % (RECHECK_SEEDS, RECHECK_SEEDS), ""]
+    rows = []
+    for f in have:
+        rnd = finfo[f]["optimum"].get("random", {})
+        rows.append([f, "optimum's routing"] +
+                    [fmt(rnd.get(str(l))) for l in lmcs])
+        for c in OURS + ["updn"]:
+            rows.append([f, c] + [fmt(random_mean(results, f, c, l))
+                                  for l in lmcs])
+    L.extend(md_table(["fabric", "what"] + heads, rows))
+    L.append("")
+    return L
+
+
 def optimum_lines(results, fabrics, lmcs, finfo):
     """Markdown: the reachable optimum next to the 1-path bound and ours,
     topology order."""
@@ -150,6 +193,8 @@ def optimum_lines(results, fabrics, lmcs, finfo):
                 for l in lmcs])
     L.extend(md_table(["fabric", "what"] + heads, rows))
     L.append("")
+    if have:
+        L.extend(optimum_random_lines(results, have, lmcs, finfo))
     if skipped:
         L.append("Not solved: %s." % "; ".join(skipped))
         L.append("")

@@ -79,6 +79,8 @@ def test_reachable_optimum_of_the_degraded_2level_fabric(tmp_path,
     res = quality.reachable_optimum(str(tmp_path), "ft2-8x4-degraded", info,
                                     [0], lambda msg: None)
     assert res["lmc"]["0"] == pytest.approx(0.565, abs=5e-4)
+    # the routing found, in the random orders of seeds 1-20
+    assert 0 < res["random"]["0"] < res["lmc"]["0"]
     cache = tmp_path / "fabrics" / "ft2-8x4-degraded.optimum.json"
     assert json.loads(cache.read_text()) == res
     # a second call reads the cache: no solver run (the solver is gone)
@@ -89,6 +91,13 @@ def test_reachable_optimum_of_the_degraded_2level_fabric(tmp_path,
         m.setattr(benchcells, "route_optimum", no_solver)
         assert quality.reachable_optimum(str(tmp_path), "ft2-8x4-degraded",
                                          info, [0], lambda msg: None) == res
+    # a cache of an older bench-quality, without the random orders, is
+    # solved again
+    old = dict(res)
+    del old["random"]
+    cache.write_text(json.dumps(old))
+    assert quality.reachable_optimum(str(tmp_path), "ft2-8x4-degraded",
+                                     info, [0], lambda msg: None) == res
     assert quality.reachable_optimum(str(tmp_path), "ft2-8x4", dict(info),
                                      [0], None) == \
         {"skipped": "full bisection"}
