@@ -149,7 +149,7 @@ def optimum_random_lines(results, have, lmcs, finfo):
          "as the re-measured random orders below; `scripts/route-optimum "
          "--topology NET --lmc L --random-orders %d`).  The optimum "
          "row is the routing the solver found for the topology order, "
-         "measured in the random orders: it is not the best for them, "
+         "measured in the random orders: it was not chosen for them, "
          "and another routing as good in topology order may do better "
          "there." % (RECHECK_SEEDS, RECHECK_SEEDS), ""]
     rows = []
