@@ -26,10 +26,8 @@ was not fitted to the one order.
   evaluate(fab, ranks, nl, choice)  efficiency of one routing
 """
 
-import random
-
 from .fabric import InputError, load_topology
-from .rankorder import natural_key, read_hostfile
+from .rankorder import natural_key, natural_shuffle, read_hostfile
 
 __all__ = ["NoSolver", "TwoLevel", "read_ranks", "random_ranks",
            "round_flows", "solve", "evaluate"]
@@ -102,11 +100,8 @@ def random_ranks(fab, seed):
     """Host indices of fab in bench-quality's random rank order of seed:
     the host names in natural order (its hostfile's lines) shuffled by
     Python's random.Random(seed)."""
-    names = sorted(((natural_key(fab.desc[g]), i)
-                    for i, g in enumerate(fab.hosts)))
-    order = [i for _key, i in names]
-    random.Random(seed).shuffle(order)
-    return order
+    return natural_shuffle(range(len(fab.hosts)), seed,
+                           lambda i: fab.desc[fab.hosts[i]])
 
 
 def round_flows(fab, ranks):

@@ -8,12 +8,11 @@ osmoffset.qualityreport and osmoffset.qualityplot.
 
 import json
 import os
-import random
 import subprocess
 
 from osmoffset import benchcells, checks, fabric, paths
 from osmoffset.benchreport import UsageError, net_command
-from osmoffset.rankorder import natural_key
+from osmoffset.rankorder import natural_key, natural_shuffle
 
 # name, class ('full' = full bisection, 'bound' = judged against the bound),
 # big (generated) or curated, short description
@@ -157,17 +156,15 @@ def prepare_fabrics(out, fabrics, seed, log):
             topo = fabric.load_topology(net)
         except fabric.InputError as exc:
             raise UsageError(str(exc))
-        hosts = sorted((n.desc for n in topo.cas()), key=natural_key)
+        shuffled = natural_shuffle([n.desc for n in topo.cas()], seed)
         leaf_of, uplinks, topo_order = leaf_layout(topo)
-        shuffled = list(hosts)
-        random.Random(seed).shuffle(shuffled)
         hostfile = os.path.join(fdir, "%s.random-seed%d.hosts" % (f, seed))
         text = "".join(h + "\n" for h in shuffled)
         if benchcells.read_text(hostfile) != text:
             with open(hostfile, "w") as fh:
                 fh.write(text)
         command = net_command(net)
-        info[f] = {"net": net, "hostfile": hostfile, "hosts": len(hosts),
+        info[f] = {"net": net, "hostfile": hostfile, "hosts": len(shuffled),
                    "switches": len(topo.switches()), "command": command,
                    "sha": benchcells.file_sha(net),
                    "path_bound": {
@@ -384,8 +381,9 @@ def hot_links(celldir, k, hostfile=None, top=4):
 
 
 def seed_efficiencies(celldir, lmc, what, hosts, seeds):
-    """Shift efficiency of a cell's LFTs in random rank orders shuffled
-    with seeds 1..seeds (the --seed order being seed 1 by default)."""
+    """Shift efficiency of a cell's LFTs in the random rank orders of
+    seeds 1..seeds (natural_shuffle() of the host names hosts; the --seed
+    order being seed 1 by default)."""
     import tempfile
     from osmoffset.analyze import Analysis
     topo = fabric.load_topology(os.path.join(celldir, "opensm-subnet.lst"))
@@ -393,8 +391,7 @@ def seed_efficiencies(celldir, lmc, what, hosts, seeds):
     out = []
     with tempfile.TemporaryDirectory(prefix="bq-seeds-") as tmp:
         for seed in range(1, seeds + 1):
-            order = list(hosts)
-            random.Random(seed).shuffle(order)
+            order = natural_shuffle(hosts, seed)
             hf = os.path.join(tmp, "hosts")
             with open(hf, "w") as fh:
                 fh.write("".join(h + "\n" for h in order))

@@ -11,7 +11,6 @@ from osmoffset.quality import (CONFIG_BY_NAME, EPS, FABRIC_BY_NAME, ORDERS,
                                cell_value, fabric_bound, figures, hot_links,
                                row_note, seed_efficiencies)
 from osmoffset.qualitygoals import goal_status
-from osmoffset.rankorder import natural_key
 
 
 def text_tables(results, fabrics, configs, lmcs, no_random, finfo):
@@ -118,12 +117,11 @@ def hot_spot_lines(results, fabrics, goals, finfo):
 
 def cell_seed_efficiencies(results, f, c, l, what):
     """The shift efficiency of cell (f, c, l)'s LFTs in the random orders
-    of seeds 1..RECHECK_SEEDS (its hosts' names in natural order,
-    shuffled)."""
+    of seeds 1..RECHECK_SEEDS (seed_efficiencies())."""
     celldir = results[(f, c, l)]["dir"]
     topo = fabric.load_topology(os.path.join(celldir, "opensm-subnet.lst"))
-    hosts = sorted((n.desc for n in topo.cas()), key=natural_key)
-    return seed_efficiencies(celldir, l, what, hosts, RECHECK_SEEDS)
+    return seed_efficiencies(celldir, l, what,
+                             [n.desc for n in topo.cas()], RECHECK_SEEDS)
 
 
 def random_mean(results, f, c, l):

@@ -25,7 +25,7 @@ from typing import Dict, List, Optional
 from .fabric import InputError, Topology
 
 __all__ = ["ORDERS", "Host", "hosts_of", "order_hosts", "read_hostfile",
-           "host_name", "format_order", "natural_key"]
+           "host_name", "format_order", "natural_key", "natural_shuffle"]
 
 ORDERS = ("leaf", "random", "guid")
 
@@ -33,6 +33,15 @@ ORDERS = ("leaf", "random", "guid")
 def natural_key(text):
     return [(0, int(t), "") if t.isdigit() else (1, 0, t)
             for t in re.split(r"(\d+)", text) if t != ""]
+
+
+def natural_shuffle(items, seed, name=str):
+    """items in the natural order of their names (name(item); a stable
+    sort), then shuffled by Python's random.Random(seed): bench-quality's
+    random rank order, whose hostfiles list the host names so."""
+    out = sorted(items, key=lambda x: natural_key(name(x)))
+    random.Random(seed).shuffle(out)
+    return out
 
 
 class Host:
