@@ -690,7 +690,14 @@ void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
  * all ranks' LIDs that cross it: a random rank order loads links in
  * proportion to them) and changes no round of the steering cells for the
  * worse (nor adds a link at a round's busiest load) and lowers no group;
- * a sweep of the first kind follows each pass that moved.  Where a group
+ * a sweep of the first kind follows each pass that moved.  Then, with a
+ * loose_budget (0: not), entries move where that lowers the pairs of
+ * flows one round of a random order may run over a link at once (two
+ * flows of a round come from two ranks and go to two hosts; a flow's
+ * LIDs over one link weigh as one more) and slows no round of the
+ * steering cells (one more link at a round's busiest load is no loss
+ * there) and lowers no group, until a pass moves nothing or the work of
+ * this phase reaches loose_budget.  Where a group
  * is still below its floor (its efficiency at the start less its lead),
  * a last stage on a budget of its own may lower other groups down to
  * their floors to raise it; its moves are taken back where one stays
@@ -734,6 +741,9 @@ struct oo_polish_result {
 	unsigned moved;			/* entries moved */
 	unsigned balanced;		/* of them, to even the route
 					   counts */
+	unsigned parted;		/* of them, to part the routes one
+					   round of a random order may run
+					   over a link at once */
 	unsigned swapped;		/* of them, in pairs that swap ports */
 	unsigned rescued;		/* of them, in the last stage, where
 					   some group was below its floor */
@@ -754,7 +764,7 @@ struct oo_polish_result {
 int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	      unsigned num_hosts, const struct oo_polish_cell *cells,
 	      unsigned num_cells, uint64_t max_entries, uint64_t budget,
-	      struct oo_polish_result *res);
+	      uint64_t loose_budget, struct oo_polish_result *res);
 
 /*
  * Whether a node description is a SHARP aggregation node's (a CA on a

@@ -34,9 +34,23 @@
  * worse, and lowers no group; such moves often open new ones of the
  * first kind, so a sweep follows each pass that moved.
  *
+ * Even counts are not all a random order wants: two flows of one of its
+ * rounds never come from one rank nor go to one rank, so a link whose
+ * routes come from few ranks or go to few hosts carries fewer flows at
+ * once than its count says.  Evening the counts spreads one host's
+ * routes over more links down to it, and a random order may lose by it.
+ * A third phase (where the caller gives it a budget) moves entries where
+ * that lowers the pairs of flows that one round may run over a link at
+ * once (per link: its routes less those from the same rank or to the
+ * same host; at LMC > 0 also over the LIDs of every offset, where a
+ * flow's LIDs that share a link weigh as one more flow in every round),
+ * and slows no round of the steering cells: a move may leave one more
+ * link at a round's busiest load (that round no slower) and lowers no
+ * group.  No sweep of the first kind follows it.
+ *
  * A group has a floor: its efficiency at the start less its lead (the
  * guard's: over the stock tables' figure).  Where one is still below its
- * floor after both phases, a last stage sweeps again on a budget of its
+ * floor after these phases, a last stage sweeps again on a budget of its
  * own, and there a move may lower other groups down to their floors
  * where it raises the rounds of the groups below theirs (which weigh
  * RESCUE_WEIGHT times more): the lead of one cell over stock is spent to
@@ -104,6 +118,17 @@ struct polish {
 	int rescue;		/* some group is below its floor */
 	int relax;		/* the last stage: moves may spend other
 				   groups' leads over their floors */
+	int loose_ties;		/* a round's ties count for nothing */
+	uint32_t *from_idx;	/* per switch with ranks: its rows of from */
+	uint32_t *from;		/* per such switch, two rows of links: the
+				   ranks' base LIDs it routes over each
+				   link, and their LIDs of every offset */
+	uint32_t *to_host;	/* two rows of links, scratch: the routes
+				   to one host's base LID, to its LIDs of
+				   every offset, that cross each */
+	uint32_t *sibling;	/* per link, scratch: other LIDs of that
+				   host from one switch that cross it */
+	unsigned num_ranks;
 	struct undo *undo;	/* the last stage's moves, to take back */
 	size_t num_undo;
 	size_t max_undo;
@@ -207,6 +232,8 @@ static double round_value(const struct polish *p, size_t r)
 
 	if (p->max[r] <= lids)
 		return 1.0;
+	if (p->loose_ties)
+		return (double)lids / p->max[r];
 	return (double)lids / p->max[r] -
 	    TIE_WEIGHT * round_hist(p, r)[p->max[r]];
 }
@@ -652,6 +679,33 @@ static double count_cost(const struct polish *p, unsigned o,
 	return cost;
 }
 
+/* Switch s's row of from: base LIDs (all 0) or LIDs of every offset. */
+static uint32_t *from_row(const struct polish *p, uint32_t s, int all)
+{
+	return p->from + ((size_t)p->from_idx[s] * 2 + (all ? 1 : 0)) *
+	    p->num_links;
+}
+
+/*
+ * Add (sign > 0) or take one LID + offset of switch s on the links of
+ * path.
+ */
+static void from_path(struct polish *p, uint32_t s, unsigned offset,
+		      const struct path *path, int sign)
+{
+	uint32_t *base = from_row(p, s, 0), *all = from_row(p, s, 1);
+	unsigned i;
+
+	for (i = 0; i < path->len; i++) {
+		uint32_t l = path->link[i];
+
+		all[l] = sign > 0 ? all[l] + 1 : all[l] - 1;
+		if (!offset)
+			base[l] = sign > 0 ? base[l] + 1 : base[l] - 1;
+	}
+	p->work += path->len;
+}
+
 /*
  * Whether port of s is another way to host h's LID: not s's entry, no
  * traffic from another switch leaves through it, and its path there
@@ -708,6 +762,10 @@ static void move_entry(struct polish *p, uint32_t s, uint32_t h,
 	if (p->counting && p->is_rank[h]) {
 		count_path(p, offset, cur, p->weight[s], -1);
 		count_path(p, offset, new, p->weight[s], 1);
+	}
+	if (p->from && p->is_rank[h] && p->weight[s]) {
+		from_path(p, s, offset, cur, -1);
+		from_path(p, s, offset, new, 1);
 	}
 	if (p->relax) {
 		struct undo *u = &p->undo[p->num_undo++];
@@ -931,6 +989,209 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 	return 0;
 }
 
+/*
+ * Per switch with ranks and link, the ranks' LIDs it routes over that
+ * link (from), and the scratch of routes_to_host() and part_entry().
+ * Returns -1 where there is no memory for them.
+ */
+static int count_from(struct polish *p)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned n = 0, h, o;
+	struct path path;
+	uint32_t s;
+
+	p->from_idx = malloc(sizeof(uint32_t) * (net->num_sw + 1));
+	p->to_host = calloc(2 * (size_t)p->num_links + 1, sizeof(uint32_t));
+	p->sibling = calloc(p->num_links + 1, sizeof(uint32_t));
+	if (!p->from_idx || !p->to_host || !p->sibling)
+		return -1;
+	for (s = 0; s < net->num_sw; s++)
+		p->from_idx[s] = p->weight[s] ? n++ : NONE;
+	p->from = calloc(2 * (size_t)n * p->num_links + 1, sizeof(uint32_t));
+	if (!p->from)
+		return -1;
+	for (h = 0; h < p->num_hosts; h++)
+		p->num_ranks += p->is_rank[h];
+	for (s = 0; s < net->num_sw; s++) {
+		if (!p->weight[s])
+			continue;
+		for (h = 0; h < p->num_hosts; h++)
+			for (o = 0; o < net->lids_per_port; o++)
+				if (p->is_rank[h] && net->host_sw[h] != s &&
+				    !follow(p, s, 0, net->host_lid[h] + o, h,
+					    &path))
+					from_path(p, s, o, &path, 1);
+	}
+	return 0;
+}
+
+/*
+ * Into to_host (fill), per link, the routes from every rank to host h's
+ * base LID that cross it (a switch's weigh its ranks), and to its LIDs
+ * of every offset; without fill, to_host back to 0 on those links.
+ */
+static void routes_to_host(struct polish *p, uint32_t h, int fill)
+{
+	const struct oo_eval_net *net = p->net;
+	uint32_t *all = p->to_host + p->num_links;
+	struct path path;
+	unsigned i, o;
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++)
+		for (o = 0; p->weight[s] && net->host_sw[h] != s &&
+		     o < net->lids_per_port; o++) {
+			if (follow(p, s, 0, net->host_lid[h] + o, h, &path))
+				continue;
+			for (i = 0; i < path.len; i++) {
+				uint32_t l = path.link[i];
+
+				all[l] = fill ? all[l] + p->weight[s] : 0;
+				if (!o)
+					p->to_host[l] = fill ?
+					    p->to_host[l] + p->weight[s] : 0;
+			}
+			p->work += path.len;
+		}
+}
+
+/*
+ * Into sibling (fill), per link, host h's LIDs of other offsets than
+ * offset that switch s routes over it; without fill, back to 0.
+ */
+static void mark_siblings(struct polish *p, uint32_t s, uint32_t h,
+			  unsigned offset, int fill)
+{
+	const struct oo_eval_net *net = p->net;
+	struct path path;
+	unsigned i, o;
+
+	for (o = 0; o < net->lids_per_port; o++) {
+		if (o == offset ||
+		    follow(p, s, 0, net->host_lid[h] + o, h, &path))
+			continue;
+		for (i = 0; i < path.len; i++)
+			p->sibling[path.link[i]] = fill ?
+			    p->sibling[path.link[i]] + 1 : 0;
+	}
+}
+
+/*
+ * Half of what the routes from each rank of switch s to host h's LID +
+ * offset, on the links of path, add to the pairs of flows that one round
+ * of a random order may run over a link at once, per rank of s: two
+ * flows of a round come from two ranks and go to two ranks, so per link
+ * the routes there from other ranks to other hosts count.  Summed over
+ * the base LIDs (offset 0 only) and over the LIDs of every offset, as the
+ * spread traffic runs them; there a flow's other LIDs over the same
+ * link (sibling) weigh as much as the rounds' other flows (a flow runs in
+ * one round of every ranks - 1 where two others meet in one of about
+ * (ranks - 1) * (ranks - 2)).  The counts hold none of the routes of s
+ * to that LID (to_host those of the others).
+ */
+static double pair_cost(const struct polish *p, uint32_t s, unsigned offset,
+			const struct path *path)
+{
+	const uint32_t *from = from_row(p, s, 0), *from_all = from_row(p, s, 1);
+	const uint32_t *to_all = p->to_host + p->num_links;
+	unsigned lids = p->net->lids_per_port, i, k;
+	double cost = 0.0, weigh = p->num_ranks > 2 ? p->num_ranks - 2.0 : 1.0;
+
+	for (i = 0; i < path->len; i++) {
+		uint32_t l = path->link[i];
+		double all = 0.0;
+
+		for (k = 0; k < lids; k++)
+			all += p->count[(size_t)k * p->num_links + l];
+		cost += all - from_all[l] - to_all[l] +
+		    weigh * p->sibling[l];
+		if (!offset)
+			cost += (double)p->count[l] - from[l] - p->to_host[l];
+	}
+	return cost;
+}
+
+/*
+ * Take (sign < 0) the routes from switch s's ranks to a LID + offset over
+ * the links of path out of the counts, or put them back.
+ */
+static void count_bundle(struct polish *p, uint32_t s, unsigned offset,
+			 const struct path *path, int sign)
+{
+	uint32_t w = p->weight[s], *all = p->to_host + p->num_links;
+	unsigned i;
+
+	count_path(p, offset, path, w, sign);
+	from_path(p, s, offset, path, sign);
+	for (i = 0; i < path->len; i++) {
+		uint32_t l = path->link[i];
+
+		all[l] = sign > 0 ? all[l] + w : all[l] - w;
+		if (!offset)
+			p->to_host[l] = sign > 0 ? p->to_host[l] + w :
+			    p->to_host[l] - w;
+	}
+}
+
+/*
+ * Move switch s's entry for host h's LID + offset to the port of an
+ * equally short path (other_path()) with the fewest pairs of flows that
+ * one round of a random order may run over a link at once (pair_cost()),
+ * where that slows no round of the steering cells (more links at a
+ * round's busiest load are no loss here) and lowers no group.  Returns 1
+ * if it moved.
+ */
+static int part_entry(struct polish *p, uint32_t s, uint32_t h,
+		      unsigned offset)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h] + offset, port, n = 0, i;
+	struct path cur, alt;
+	double here, cost[256];
+	uint8_t cand[256];
+
+	if (!p->weight[s] || !p->is_rank[h] || is_through(p, s, lid) ||
+	    follow(p, s, 0, lid, h, &cur) || !cur.len)
+		return 0;
+	routes_to_host(p, h, 1);
+	mark_siblings(p, s, h, offset, 1);
+	count_bundle(p, s, offset, &cur, -1);
+	here = pair_cost(p, s, offset, &cur);
+	for (port = 1; port < net->stride && port < 256; port++) {
+		double c;
+
+		if (!other_path(p, s, port, lid, h, &cur, &alt))
+			continue;
+		c = pair_cost(p, s, offset, &alt) - here;
+		if (c > -0.5)
+			continue;
+		for (i = n++; i > 0 && cost[i - 1] > c; i--) {
+			cost[i] = cost[i - 1];
+			cand[i] = cand[i - 1];
+		}
+		cost[i] = c;
+		cand[i] = (uint8_t)port;
+	}
+	count_bundle(p, s, offset, &cur, 1);
+	mark_siblings(p, s, h, offset, 0);
+	routes_to_host(p, h, 0);
+	for (i = 0; i < n; i++) {
+		double gain = 0.0;
+		int ok;
+
+		follow(p, s, cand[i], lid, h, &alt);
+		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, -1e-12,
+			      &gain);
+		clear_groups(p);
+		if (ok) {
+			move_entry(p, s, h, offset, &cur, &alt, cand[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void free_polish(struct polish *p)
 {
 	free(p->link);
@@ -953,6 +1214,10 @@ static void free_polish(struct polish *p)
 	free(p->count);
 	free(p->weight);
 	free(p->is_rank);
+	free(p->from_idx);
+	free(p->from);
+	free(p->to_host);
+	free(p->sibling);
 	free((void *)p->cell);
 }
 
@@ -1135,6 +1400,31 @@ static void balance(struct polish *p, uint64_t budget,
 }
 
 /*
+ * Last, on a budget of its own: passes of part_entry(), until one
+ * moves nothing.  No sweep of the first kind follows: more links at a
+ * round's busiest load, which it may leave, are all it would see.
+ */
+static void part_pairs(struct polish *p, uint64_t budget,
+		       struct oo_polish_result *res)
+{
+	unsigned moved;
+
+	if (count_from(p))
+		return;
+	p->loose_ties = 1;
+	p->budget = p->work + budget;
+	do {
+		moved = sweep(p, part_entry);
+		res->parted += moved;
+		res->moved += moved;
+		res->sweeps++;
+	} while (moved && p->work < p->budget);
+	p->loose_ties = 0;
+	if (p->work >= p->budget)
+		res->status = OO_POLISH_BUDGET;
+}
+
+/*
  * Where some group is still below its floor: sweeps on a budget of their
  * own that may lower other groups down to their floors to raise it.
  * Where one is still below after them, their moves are taken back (the
@@ -1167,7 +1457,7 @@ static void rescue(struct polish *p, uint64_t budget,
 int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	      unsigned num_hosts, const struct oo_polish_cell *cells,
 	      unsigned num_cells, uint64_t max_entries, uint64_t budget,
-	      struct oo_polish_result *res)
+	      uint64_t loose_budget, struct oo_polish_result *res)
 {
 	struct polish p;
 	unsigned s;
@@ -1210,6 +1500,8 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	steer(&p, res);
 	count_routes(&p);
 	balance(&p, budget, res);
+	if (loose_budget)
+		part_pairs(&p, loose_budget, res);
 	res->eff_after = sum_eff(&p);
 	if (p.rescue)
 		rescue(&p, budget, res);

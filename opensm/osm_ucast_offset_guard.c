@@ -1435,14 +1435,17 @@ static void log_polish(const struct oo_guard *g, const char *whose,
 	}
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the polish "
 		"of %s moved %u entries of %u switches with hosts in %u passes, "
-		"%u of them to even the route counts, %u in swaps of two, %u "
+		"%u of them to even the route counts, %u to part the routes "
+		"a round of a random order may run at once, %u in swaps of "
+		"two, %u "
 		"to raise cells below the stock tables' (%u more taken back: "
 		"some cell stayed below; %.1f "
 		"million link loads held, %" PRIu64 " links loaded%s; %"
 		PRIu64 " flows without a route before the reach pass left "
 		"out%s): the leaf order and its jobs %.4f on average, against "
 		"%.4f\n", whose, res->moved, res->movable, res->sweeps,
-		res->balanced, res->swapped, res->rescued, res->undone,
+		res->balanced, res->parted, res->swapped, res->rescued,
+		res->undone,
 		res->held / 1e6, res->work,
 		res->status == OO_POLISH_BUDGET ? ", its budget" : "",
 		res->lost, res->left_out ? "; the random orders left out, "
@@ -1487,7 +1490,7 @@ static unsigned polish_cells(const struct oo_guard *g, const double *lead,
 static int polish_gained(const struct oo_polish_result *res)
 {
 	return res->moved && (res->eff_after > res->eff_before +
-			      OO_EVAL_EPSILON || res->balanced ||
+			      OO_EVAL_EPSILON || res->balanced || res->parted ||
 			      res->rescued);
 }
 
@@ -1583,7 +1586,7 @@ static void polish_base_lids(struct oo_guard *g,
 	base.lids_per_port = 1;
 	if (before < 0 || oo_polish(&base, g->gn.lft, g->num_hosts, cell, n,
 				    OO_GUARD_POLISH_ENTRIES,
-				    OO_GUARD_POLISH_WORK, res)) {
+				    OO_GUARD_POLISH_WORK, 0, res)) {
 		memset(res, 0, sizeof(*res));
 		return;
 	}
@@ -1631,7 +1634,8 @@ static unsigned polish_in_place(struct oo_guard *g,
 				 cell, &first);
 	n = polish_cells(g, lead, 0, cell, &steer);
 	if (oo_polish(&g->net, g->gn.lft, g->num_hosts, cell, n,
-		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK, &res)) {
+		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK,
+		      OO_GUARD_POLISH_WORK, &res)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
 			"memory for the polish of %s\n", whose);
 		memset(&res, 0, sizeof(res));

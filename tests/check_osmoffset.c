@@ -1603,7 +1603,7 @@ START_TEST(eval_finds_the_lids_a_flow_loses)
 }
 END_TEST
 
-/* The polish of ev_net's tables over cells. */
+/* The polish of ev_net's tables over cells (no last phase). */
 static struct oo_polish_result ev_polish_cells(struct ev_net *e,
 					       const struct oo_polish_cell *cell,
 					       unsigned n, uint64_t entries)
@@ -1615,7 +1615,7 @@ static struct oo_polish_result ev_polish_cells(struct ev_net *e,
 	for (s = 0; s < e->net.num_sw; s++)
 		rows[s] = e->lft[s];
 	ck_assert_int_eq(oo_polish(&e->net, rows, e->num_hosts, cell, n,
-				   entries, 1000000, &res), 0);
+				   entries, 1000000, 0, &res), 0);
 	return res;
 }
 
@@ -1748,6 +1748,105 @@ START_TEST(polish_evens_route_counts_where_no_round_loses)
 	ck_assert_uint_eq(res.moved, 0);
 	ck_assert_uint_eq(res.balanced, 0);
 	ck_assert_int_eq(memcmp(e.lft, before.lft, sizeof(e.lft)), 0);
+}
+END_TEST
+
+/*
+ * The mean shift efficiency of e's tables over all n! orders of hosts
+ * 0..n-1 (n <= EV_MAX_HOSTS; Heap's algorithm).
+ */
+static double ev_every_order(const struct ev_net *e, unsigned n)
+{
+	uint32_t order[EV_MAX_HOSTS];
+	unsigned c[EV_MAX_HOSTS] = { 0 }, i = 0, count = 1;
+	double sum;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	sum = ev_score(e, order, n, 100000).eff;
+	i = 0;
+	while (i < n) {
+		if (c[i] < i) {
+			unsigned j = i % 2 ? c[i] : 0, t = order[j];
+
+			order[j] = order[i];
+			order[i] = t;
+			sum += ev_score(e, order, n, 100000).eff;
+			count++;
+			c[i]++;
+			i = 0;
+		} else {
+			c[i++] = 0;
+		}
+	}
+	return sum / count;
+}
+
+/* The polish of e's tables over cells, with a loose_budget. */
+static struct oo_polish_result ev_polish_loose(struct ev_net *e,
+					       const struct oo_polish_cell *cell,
+					       unsigned n, uint64_t loose)
+{
+	struct oo_polish_result res;
+	uint8_t *rows[EV_MAX_SW];
+	unsigned s;
+
+	for (s = 0; s < e->net.num_sw; s++)
+		rows[s] = e->lft[s];
+	ck_assert_int_eq(oo_polish(&e->net, rows, e->num_hosts, cell, n,
+				   100000, 1000000, loose, &res), 0);
+	return res;
+}
+
+/*
+ * Every leaf sends every remote LID over spine 3; a job on hosts 0, 2
+ * and 4 steers, a shuffle of all six does not.  Evening the route counts
+ * moves six entries, and the job stays contention-free.  The last phase
+ * then moves two more of leaf 1, whose counts stay as even: host 1's
+ * LID (2) to spine 3, where leaf 2 sends it too, and host 4's (5) to
+ * spine 4, where leaf 0 does.  Fewer flows of a round can meet on the
+ * spines' links down: the mean over all 720 rank orders rises.
+ */
+START_TEST(polish_parts_the_routes_a_random_round_runs_at_once)
+{
+	static const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = { { 0 } };
+	static const uint8_t evened[3][6] = {
+		{ 1, 2, 4, 4, 4, 3 }, { 4, 4, 1, 2, 3, 3 }, { 4, 3, 3, 3, 1, 2 },
+	};
+	static const uint32_t job[] = { 0, 2, 4 },
+	    shuffle[] = { 3, 0, 5, 1, 4, 2 };
+	struct oo_polish_cell cell[2] = {
+		{ job, 3, 0, 0, 1, 0.0 }, { shuffle, 6, 0, 1, 0, 0.0 },
+	};
+	struct ev_net t;
+	struct oo_polish_result res;
+	unsigned s, h;
+
+	/* without the last phase */
+	ev_build(&t, 3, up);
+	res = ev_polish_loose(&t, cell, 2, 0);
+	ck_assert_uint_eq(res.balanced, 6);
+	ck_assert_uint_eq(res.parted, 0);
+	ck_assert_uint_eq(res.moved, 6);
+	for (s = 0; s < 3; s++)
+		for (h = 0; h < 6; h++)
+			ck_assert_uint_eq(t.lft[s][1 + h], evened[s][h]);
+	ck_assert_double_eq_tol(ev_every_order(&t, 6), 0.626667, 1e-6);
+	/* with it */
+	ev_build(&t, 3, up);
+	res = ev_polish_loose(&t, cell, 2, 1000000);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.balanced, 6);
+	ck_assert_uint_eq(res.parted, 2);
+	ck_assert_uint_eq(res.moved, 8);
+	for (s = 0; s < 3; s++)
+		for (h = 0; h < 6; h++)
+			ck_assert_uint_eq(t.lft[s][1 + h],
+					  s == 1 && h == 1 ? 3 :
+					  s == 1 && h == 4 ? 4 :
+					  evened[s][h]);
+	ck_assert_double_eq_tol(ev_score(&t, job, 3, 1000).eff, 1.0, 1e-12);
+	ck_assert_double_eq_tol(ev_every_order(&t, 6), 0.686667, 1e-6);
 }
 END_TEST
 
@@ -3497,6 +3596,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev,
 		       polish_leaves_transit_switches_lost_flows_and_big_nets_alone);
 	tcase_add_test(ev, polish_evens_route_counts_where_no_round_loses);
+	tcase_add_test(ev, polish_parts_the_routes_a_random_round_runs_at_once);
 	tcase_add_test(ev, polish_swaps_two_entries_where_no_single_move_gains);
 	tcase_add_test(ev,
 		       polish_spends_a_lead_to_raise_a_group_below_its_floor);

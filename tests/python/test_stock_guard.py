@@ -354,10 +354,17 @@ def test_base_lids_polished_alone_first_score_as_at_lmc_0(sim_cache):
     their LMC 0 figures (leaf order 0.548 against 0.559; the random order
     of seed 1 0.333, below stock updn's 0.339).  The base LIDs, all an MPI
     that ignores LMC uses, are polished alone first: every base cell of
-    the guard's orders then scores as at LMC 0, and the log says so."""
+    the leaf order and its jobs then scores as at LMC 0, and the log says
+    so.  The random orders' base LIDs are no longer as at LMC 0: there
+    the polish's last phase, which parts the routes a random order's
+    round may run at once, moves base LIDs alone; at LMC 2 it runs over
+    every LID offset after the base LIDs' polish, and the base LIDs of the
+    random orders score a little below LMC 0's (0.359 against 0.362 on
+    the guard's shuffles), above the stock tables' at LMC 2."""
     need_plugin()
     l0 = sim_cache.get("ft2-8x4-degraded.net", 0, "on").require_ok()
     l2 = sim_cache.get("ft2-8x4-degraded.net", 2, "on").require_ok()
+    stock = sim_cache.get("ft2-8x4-degraded.net", 2, "stock").require_ok()
     assert any("the polish of port offsetting's LFTs, base LIDs first "
                "moved" in ln for ln in guard_lines(l2)), guard_lines(l2)
     assert not any("base LIDs first" in ln for ln in guard_lines(l0))
@@ -366,7 +373,9 @@ def test_base_lids_polished_alone_first_score_as_at_lmc_0(sim_cache):
     base = {k: (s0[k], s2[k]) for k in s0 if k[1] == "base"}
     assert len(base) == 8
     lower = {k: v for k, v in base.items() if v[1] < v[0] - 1e-9}
-    assert not lower, lower
+    random = ("random orders", "base")
+    assert list(lower) in ([], [random]), lower
+    assert s2[random] > scores(stock, 2)[random]
 
 
 def transit(run):
