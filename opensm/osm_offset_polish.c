@@ -936,6 +936,53 @@ static unsigned sweep(struct polish *p, try_entry_fn try_entry)
 }
 
 /*
+ * Insert port, whose move costs c, into the n candidates sorted by cost
+ * (cheapest first).  Returns how many there are now.
+ */
+static unsigned add_candidate(double *cost, uint8_t *cand, unsigned n,
+			      double c, unsigned port)
+{
+	unsigned i;
+
+	for (i = n; i > 0 && cost[i - 1] > c; i--) {
+		cost[i] = cost[i - 1];
+		cand[i] = cand[i - 1];
+	}
+	cost[i] = c;
+	cand[i] = (uint8_t)port;
+	return n + 1;
+}
+
+/*
+ * Move switch s's entry for host h's LID + offset (its path cur) to the
+ * first of the n candidate ports whose move slows no round of the
+ * steering cells and lowers no group (try_move()).  Returns 1 if it
+ * moved.
+ */
+static int take_candidate(struct polish *p, uint32_t s, uint32_t h,
+			  unsigned offset, const struct path *cur,
+			  const uint8_t *cand, unsigned n)
+{
+	unsigned lid = p->net->host_lid[h] + offset, i;
+	struct path alt;
+
+	for (i = 0; i < n; i++) {
+		double gain = 0.0;
+		int ok;
+
+		follow(p, s, cand[i], lid, h, &alt);
+		ok = try_move(p, s, h, offset, cur, &alt, 0.0, -1e-12,
+			      &gain);
+		clear_groups(p);
+		if (ok) {
+			move_entry(p, s, h, offset, cur, &alt, cand[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Move switch s's entry for host h's LID + offset to the port of an
  * equally short path (other_path()) that evens the route counts most,
  * where that lowers no round of the steering cells (nor their ties) and
@@ -946,7 +993,7 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 			 unsigned offset)
 {
 	const struct oo_eval_net *net = p->net;
-	unsigned lid = net->host_lid[h] + offset, port, n = 0, i;
+	unsigned lid = net->host_lid[h] + offset, port, n = 0;
 	uint32_t w = p->weight[s];
 	struct path cur, alt;
 	double here, cost[256];
@@ -965,28 +1012,10 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 		c = count_cost(p, offset, &alt, w) - here;
 		if (c > -0.5)
 			continue;
-		for (i = n++; i > 0 && cost[i - 1] > c; i--) {
-			cost[i] = cost[i - 1];
-			cand[i] = cand[i - 1];
-		}
-		cost[i] = c;
-		cand[i] = (uint8_t)port;
+		n = add_candidate(cost, cand, n, c, port);
 	}
 	count_path(p, offset, &cur, w, 1);
-	for (i = 0; i < n; i++) {
-		double gain = 0.0;
-		int ok;
-
-		follow(p, s, cand[i], lid, h, &alt);
-		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, -1e-12,
-			      &gain);
-		clear_groups(p);
-		if (ok) {
-			move_entry(p, s, h, offset, &cur, &alt, cand[i]);
-			return 1;
-		}
-	}
-	return 0;
+	return take_candidate(p, s, h, offset, &cur, cand, n);
 }
 
 /*
@@ -1146,7 +1175,7 @@ static int part_entry(struct polish *p, uint32_t s, uint32_t h,
 		      unsigned offset)
 {
 	const struct oo_eval_net *net = p->net;
-	unsigned lid = net->host_lid[h] + offset, port, n = 0, i;
+	unsigned lid = net->host_lid[h] + offset, port, n = 0;
 	struct path cur, alt;
 	double here, cost[256];
 	uint8_t cand[256];
@@ -1166,30 +1195,12 @@ static int part_entry(struct polish *p, uint32_t s, uint32_t h,
 		c = pair_cost(p, s, offset, &alt) - here;
 		if (c > -0.5)
 			continue;
-		for (i = n++; i > 0 && cost[i - 1] > c; i--) {
-			cost[i] = cost[i - 1];
-			cand[i] = cand[i - 1];
-		}
-		cost[i] = c;
-		cand[i] = (uint8_t)port;
+		n = add_candidate(cost, cand, n, c, port);
 	}
 	count_bundle(p, s, offset, &cur, 1);
 	mark_siblings(p, s, h, offset, 0);
 	routes_to_host(p, h, 0);
-	for (i = 0; i < n; i++) {
-		double gain = 0.0;
-		int ok;
-
-		follow(p, s, cand[i], lid, h, &alt);
-		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, -1e-12,
-			      &gain);
-		clear_groups(p);
-		if (ok) {
-			move_entry(p, s, h, offset, &cur, &alt, cand[i]);
-			return 1;
-		}
-	}
-	return 0;
+	return take_candidate(p, s, h, offset, &cur, cand, n);
 }
 
 static void free_polish(struct polish *p)

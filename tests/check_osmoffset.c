@@ -1603,10 +1603,10 @@ START_TEST(eval_finds_the_lids_a_flow_loses)
 }
 END_TEST
 
-/* The polish of ev_net's tables over cells (no last phase). */
-static struct oo_polish_result ev_polish_cells(struct ev_net *e,
-					       const struct oo_polish_cell *cell,
-					       unsigned n, uint64_t entries)
+/* The polish of ev_net's tables over cells, its last phase on loose. */
+static struct oo_polish_result
+ev_polish_with(struct ev_net *e, const struct oo_polish_cell *cell,
+	       unsigned n, uint64_t entries, uint64_t loose)
 {
 	struct oo_polish_result res;
 	uint8_t *rows[EV_MAX_SW];
@@ -1615,8 +1615,16 @@ static struct oo_polish_result ev_polish_cells(struct ev_net *e,
 	for (s = 0; s < e->net.num_sw; s++)
 		rows[s] = e->lft[s];
 	ck_assert_int_eq(oo_polish(&e->net, rows, e->num_hosts, cell, n,
-				   entries, 1000000, 0, &res), 0);
+				   entries, 1000000, loose, &res), 0);
 	return res;
+}
+
+/* The same without the last phase. */
+static struct oo_polish_result ev_polish_cells(struct ev_net *e,
+					       const struct oo_polish_cell *cell,
+					       unsigned n, uint64_t entries)
+{
+	return ev_polish_with(e, cell, n, entries, 0);
 }
 
 /* The polish of ev_net's tables over its leaf order (base LIDs). */
@@ -1782,22 +1790,6 @@ static double ev_every_order(const struct ev_net *e, unsigned n)
 	return sum / count;
 }
 
-/* The polish of e's tables over cells, with a loose_budget. */
-static struct oo_polish_result ev_polish_loose(struct ev_net *e,
-					       const struct oo_polish_cell *cell,
-					       unsigned n, uint64_t loose)
-{
-	struct oo_polish_result res;
-	uint8_t *rows[EV_MAX_SW];
-	unsigned s;
-
-	for (s = 0; s < e->net.num_sw; s++)
-		rows[s] = e->lft[s];
-	ck_assert_int_eq(oo_polish(&e->net, rows, e->num_hosts, cell, n,
-				   100000, 1000000, loose, &res), 0);
-	return res;
-}
-
 /*
  * Every leaf sends every remote LID over spine 3; a job on hosts 0, 2
  * and 4 steers, a shuffle of all six does not.  Evening the route counts
@@ -1811,7 +1803,8 @@ START_TEST(polish_parts_the_routes_a_random_round_runs_at_once)
 {
 	static const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = { { 0 } };
 	static const uint8_t evened[3][6] = {
-		{ 1, 2, 4, 4, 4, 3 }, { 4, 4, 1, 2, 3, 3 }, { 4, 3, 3, 3, 1, 2 },
+		{ 1, 2, 4, 4, 4, 3 }, { 4, 4, 1, 2, 3, 3 },
+		{ 4, 3, 3, 3, 1, 2 },
 	};
 	static const uint32_t job[] = { 0, 2, 4 },
 	    shuffle[] = { 3, 0, 5, 1, 4, 2 };
@@ -1824,7 +1817,7 @@ START_TEST(polish_parts_the_routes_a_random_round_runs_at_once)
 
 	/* without the last phase */
 	ev_build(&t, 3, up);
-	res = ev_polish_loose(&t, cell, 2, 0);
+	res = ev_polish_with(&t, cell, 2, 100000, 0);
 	ck_assert_uint_eq(res.balanced, 6);
 	ck_assert_uint_eq(res.parted, 0);
 	ck_assert_uint_eq(res.moved, 6);
@@ -1834,7 +1827,7 @@ START_TEST(polish_parts_the_routes_a_random_round_runs_at_once)
 	ck_assert_double_eq_tol(ev_every_order(&t, 6), 0.626667, 1e-6);
 	/* with it */
 	ev_build(&t, 3, up);
-	res = ev_polish_loose(&t, cell, 2, 1000000);
+	res = ev_polish_with(&t, cell, 2, 100000, 1000000);
 	ck_assert_int_eq(res.status, OO_POLISH_DONE);
 	ck_assert_uint_eq(res.balanced, 6);
 	ck_assert_uint_eq(res.parted, 2);
