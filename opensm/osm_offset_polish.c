@@ -612,16 +612,36 @@ static int alloc_counts(struct polish *p)
 	return 0;
 }
 
+/* Add w (sign > 0) to row's entries of the links of path, or take w. */
+static void add_path(uint32_t *row, const struct path *path, uint32_t w,
+		     int sign)
+{
+	unsigned i;
+
+	for (i = 0; i < path->len; i++)
+		row[path->link[i]] = sign > 0 ? row[path->link[i]] + w :
+		    row[path->link[i]] - w;
+}
+
+/* Add w to row's entries of the links of path (fill), or clear them. */
+static void mark_path(uint32_t *row, const struct path *path, uint32_t w,
+		      int fill)
+{
+	unsigned i;
+
+	if (fill) {
+		add_path(row, path, w, 1);
+		return;
+	}
+	for (i = 0; i < path->len; i++)
+		row[path->link[i]] = 0;
+}
+
 /* Add (sign > 0) or take w routes of LID offset o on the links of path. */
 static void count_path(struct polish *p, unsigned o, const struct path *path,
 		       uint32_t w, int sign)
 {
-	uint32_t *count = p->count + (size_t)o * p->num_links;
-	unsigned i;
-
-	for (i = 0; i < path->len; i++)
-		count[path->link[i]] = sign > 0 ? count[path->link[i]] + w :
-		    count[path->link[i]] - w;
+	add_path(p->count + (size_t)o * p->num_links, path, w, sign);
 	p->work += path->len;
 }
 
@@ -693,16 +713,9 @@ static uint32_t *from_row(const struct polish *p, uint32_t s, int all)
 static void from_path(struct polish *p, uint32_t s, unsigned offset,
 		      const struct path *path, int sign)
 {
-	uint32_t *base = from_row(p, s, 0), *all = from_row(p, s, 1);
-	unsigned i;
-
-	for (i = 0; i < path->len; i++) {
-		uint32_t l = path->link[i];
-
-		all[l] = sign > 0 ? all[l] + 1 : all[l] - 1;
-		if (!offset)
-			base[l] = sign > 0 ? base[l] + 1 : base[l] - 1;
-	}
+	add_path(from_row(p, s, 1), path, 1, sign);
+	if (!offset)
+		add_path(from_row(p, s, 0), path, 1, sign);
 	p->work += path->len;
 }
 
@@ -1063,24 +1076,20 @@ static int count_from(struct polish *p)
 static void routes_to_host(struct polish *p, uint32_t h, int fill)
 {
 	const struct oo_eval_net *net = p->net;
-	uint32_t *all = p->to_host + p->num_links;
 	struct path path;
-	unsigned i, o;
+	unsigned o;
 	uint32_t s;
 
 	for (s = 0; s < net->num_sw; s++)
 		for (o = 0; p->weight[s] && net->host_sw[h] != s &&
 		     o < net->lids_per_port; o++) {
+			uint32_t w = p->weight[s];
+
 			if (follow(p, s, 0, net->host_lid[h] + o, h, &path))
 				continue;
-			for (i = 0; i < path.len; i++) {
-				uint32_t l = path.link[i];
-
-				all[l] = fill ? all[l] + p->weight[s] : 0;
-				if (!o)
-					p->to_host[l] = fill ?
-					    p->to_host[l] + p->weight[s] : 0;
-			}
+			mark_path(p->to_host + p->num_links, &path, w, fill);
+			if (!o)
+				mark_path(p->to_host, &path, w, fill);
 			p->work += path.len;
 		}
 }
@@ -1094,15 +1103,13 @@ static void mark_siblings(struct polish *p, uint32_t s, uint32_t h,
 {
 	const struct oo_eval_net *net = p->net;
 	struct path path;
-	unsigned i, o;
+	unsigned o;
 
 	for (o = 0; o < net->lids_per_port; o++) {
 		if (o == offset ||
 		    follow(p, s, 0, net->host_lid[h] + o, h, &path))
 			continue;
-		for (i = 0; i < path.len; i++)
-			p->sibling[path.link[i]] = fill ?
-			    p->sibling[path.link[i]] + 1 : 0;
+		mark_path(p->sibling, &path, 1, fill);
 	}
 }
 
@@ -1148,19 +1155,13 @@ static double pair_cost(const struct polish *p, uint32_t s, unsigned offset,
 static void count_bundle(struct polish *p, uint32_t s, unsigned offset,
 			 const struct path *path, int sign)
 {
-	uint32_t w = p->weight[s], *all = p->to_host + p->num_links;
-	unsigned i;
+	uint32_t w = p->weight[s];
 
 	count_path(p, offset, path, w, sign);
 	from_path(p, s, offset, path, sign);
-	for (i = 0; i < path->len; i++) {
-		uint32_t l = path->link[i];
-
-		all[l] = sign > 0 ? all[l] + w : all[l] - w;
-		if (!offset)
-			p->to_host[l] = sign > 0 ? p->to_host[l] + w :
-			    p->to_host[l] - w;
-	}
+	add_path(p->to_host + p->num_links, path, w, sign);
+	if (!offset)
+		add_path(p->to_host, path, w, sign);
 }
 
 /*
