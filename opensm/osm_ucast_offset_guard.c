@@ -144,6 +144,8 @@ struct oo_guard {
 	uint8_t *lft_own;
 	/* the tables in place while a scoring fills them (st->fill) */
 	uint8_t *lft_unfilled;
+	/* the budget of the polish's third phase (polish_in_place()) */
+	uint64_t part_work;
 	struct oo_eval_work work;
 	double stock_cpu;	/* of the stock LFT stage */
 };
@@ -552,6 +554,23 @@ static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
 }
 
 /*
+ * The lost_ca_lids() of the tables in place after the whole reach pass
+ * (st->fill_whole, its retry round too), as OpenSM's reach pass will
+ * leave them; -1 where that pass is not known or lanes beyond VL0 fill
+ * what it leaves (or no memory).  The tables in place stay as they are.
+ */
+static int lost_after_whole(struct oo_guard *g,
+			    const struct oo_guard_stages *st)
+{
+	struct oo_guard_stages whole = *st;
+
+	if (!st->fill_whole || st->lanes_beyond_vl0)
+		return -1;
+	whole.fill = st->fill_whole;
+	return lost_ca_lids(g, &whole);
+}
+
+/*
  * lost, the lost_ca_lids() of the tables in buf (or, with NULL, of those
  * in place), counted again after the whole reach pass (st->fill_whole,
  * its retry round too) where that can decide: they lose some and the
@@ -561,15 +580,12 @@ static int lost_after_whole_pass(struct oo_guard *g,
 				 const struct oo_guard_stages *st,
 				 uint8_t *buf, int lost)
 {
-	struct oo_guard_stages whole = *st;
-
 	if (lost <= 0 || g->lost_stock || !st->fill_whole ||
 	    st->lanes_beyond_vl0)
 		return lost;
 	if (buf)
 		copy_lfts(g, buf, 0);
-	whole.fill = st->fill_whole;
-	return lost_ca_lids(g, &whole);
+	return lost_after_whole(g, st);
 }
 
 /*
@@ -1394,7 +1410,7 @@ static int try_variant(struct oo_guard *g, const struct oo_guard_stages *st,
  */
 #define OO_GUARD_POLISH_ENTRIES (32ULL << 20)
 /* Links each phase of it may load while it tries moves, about two
-   seconds of CPU (the 1,130-HCA SuperPOD analog spends both). */
+   seconds of CPU (the 1,130-HCA SuperPOD analog spends all three). */
 #define OO_GUARD_POLISH_WORK 300000000ULL
 
 /* The port profiles of the tables in place, from those of the tables in
@@ -1635,7 +1651,7 @@ static unsigned polish_in_place(struct oo_guard *g,
 	n = polish_cells(g, lead, 0, cell, &steer);
 	if (oo_polish(&g->net, g->gn.lft, g->num_hosts, cell, n,
 		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK,
-		      OO_GUARD_POLISH_WORK, &res)) {
+		      g->part_work, &res)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
 			"memory for the polish of %s\n", whose);
 		memset(&res, 0, sizeof(res));
@@ -1703,13 +1719,138 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
 }
 
 /*
+ * Whether the polished stock tables in place (scored in mine) may stay in
+ * place of the stock tables (was, scored in stock): they score at least
+ * as well in every cell and better on the whole (beats_ours() with the
+ * stock tables as ours) and leave no more CA LIDs without a route
+ * (lost_stock, counted when they first went in place; *lost, theirs).
+ * whose names them in the log.
+ */
+static int polished_stock_beats(struct oo_guard *g,
+				const struct oo_guard_stages *st,
+				const char *whose,
+				const struct oo_eval_score *mine,
+				const struct oo_eval_score *stock, int *lost)
+{
+	struct oo_guard_sums sum_stock, sum_mine;
+
+	if (!beats_ours(g, mine, stock, stock, &sum_mine, &sum_stock))
+		return 0;
+	*lost = lost_ca_lids(g, st);
+	if (*lost < 0 || g->lost_stock < 0 || *lost > g->lost_stock)
+		return 0;
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s score at "
+		"least as well as the stock ones in all %u cells and better "
+		"on the whole (base LIDs %.4f, all cells %.4f on average, "
+		"against %.4f, %.4f)\n", whose, g->num_cells,
+		sum_mine.base / g->num_base_cells, sum_mine.all / g->num_cells,
+		sum_stock.base / g->num_base_cells,
+		sum_stock.all / g->num_cells);
+	return 1;
+}
+
+/*
+ * The stock tables (was, profiles prof, scored in stock) polished, as
+ * try_polish_stock() judges them, without the polish's third phase: 1
+ * with them in place (scored in mine, *lost their lost_ca_lids()), else
+ * 0 with the stock tables back in place.
+ */
+static int polish_stock_unparted(struct oo_guard *g,
+				 const struct oo_guard_stages *st,
+				 const uint8_t *was, const uint32_t *prof,
+				 const struct oo_eval_score *stock,
+				 struct oo_eval_score *mine, int *lost)
+{
+	static const char whose[] = "the stock LFTs polished without "
+	    "parting the routes of a random order's rounds";
+	unsigned moved;
+
+	copy_lfts(g, (uint8_t *)was, 0);
+	restore_profiles(g, prof);
+	g->part_work = 0;
+	moved = polish_in_place(g, st, whose, was, NULL, stock, stock,
+				g->lost_stock);
+	g->part_work = OO_GUARD_POLISH_WORK;
+	if (!moved)
+		return 0;
+	score_tables(g, st, mine);
+	log_scores(g, "stock, polished without parting", mine);
+	if (polished_stock_beats(g, st, whose, mine, stock, lost))
+		return 1;
+	copy_lfts(g, (uint8_t *)was, 0);
+	restore_profiles(g, prof);
+	return 0;
+}
+
+/*
+ * The polished stock tables are in place (scored in score, *lost their
+ * lost_ca_lids()) and stay, but where OpenSM's whole reach pass leaves
+ * CA LIDs of theirs without a route, the stock tables (was, profiles
+ * prof, scored in stock) polished without the third phase take their
+ * place if they beat the stock tables too and that pass leaves fewer:
+ * the moves that part the flows of a random order's rounds may take
+ * the loop-free turns the pass had for a CA LID (shape 295 of
+ * docs/shapes.md at LMC 0: 3 CA LIDs with the phase, none without).
+ */
+static void fewer_lost_unparted(struct oo_guard *g,
+				const struct oo_guard_stages *st,
+				const uint8_t *was, const uint32_t *prof,
+				const struct oo_eval_score *stock,
+				struct oo_eval_score *score, int *lost)
+{
+	struct oo_eval_score *mine = NULL;
+	uint32_t *prof_parted = NULL;
+	uint8_t *parted = NULL;
+	int whole, whole_unparted, lost_unparted;
+
+	if (*lost <= 0 || g->part_work == 0)
+		return;
+	whole = lost_after_whole(g, st);
+	if (whole <= 0)
+		return;
+	if (!(mine = calloc(g->num_cells + 1, sizeof(*mine))) ||
+	    !(parted = malloc(total_lft(g) + 1)) ||
+	    !(prof_parted = malloc(sizeof(uint32_t) *
+				   (total_ports(g) + 1)))) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
+			"memory to polish the stock LFTs without parting the "
+			"routes of a random order's rounds; the first go on\n");
+		goto out;
+	}
+	copy_lfts(g, parted, 1);
+	save_profiles(g, prof_parted);
+	whole_unparted = -1;
+	if (polish_stock_unparted(g, st, was, prof, stock, mine,
+				  &lost_unparted))
+		whole_unparted = lost_after_whole(g, st);
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the whole "
+		"reach pass leaves %d CA LIDs of the polished stock LFTs "
+		"without a route, %d of them polished without parting the "
+		"routes of a random order's rounds (-1: not polished so, or "
+		"they lose); %s\n", whole, whole_unparted,
+		whole_unparted >= 0 && whole_unparted < whole ?
+		"those go on" : "the first go on");
+	if (whole_unparted >= 0 && whole_unparted < whole) {
+		memcpy(score, mine, sizeof(*mine) * g->num_cells);
+		*lost = lost_unparted;
+		goto out;
+	}
+	copy_lfts(g, parted, 0);
+	restore_profiles(g, prof_parted);
+out:
+	free(mine);
+	free(parted);
+	free(prof_parted);
+}
+
+/*
  * The stock tables are in place (a copy in was, profiles in prof) and
- * stay: their polish instead where it beats them (beats_ours() with the
- * stock tables as ours: at least as well in every cell, better on the
- * whole) and leaves no more CA LIDs without a route (lost_stock, counted
- * when they first went in place).  Returns 1 with the
- * polished tables in place (*lost their lost_ca_lids()), else 0 with the
- * stock tables back in place.
+ * stay: their polish instead where it beats them (polished_stock_beats())
+ * and, of the polish with and without its third phase, the one the whole
+ * reach pass leaves fewer CA LIDs of without a route
+ * (fewer_lost_unparted()).  Returns 1 with the polished tables in place
+ * (scored in scratch, *lost their lost_ca_lids()), else 0 with the stock
+ * tables back in place.
  */
 static int try_polish_stock(struct oo_guard *g,
 			    const struct oo_guard_stages *st,
@@ -1717,29 +1858,19 @@ static int try_polish_stock(struct oo_guard *g,
 			    const struct oo_eval_score *stock,
 			    struct oo_eval_score *scratch, int *lost)
 {
-	struct oo_guard_sums sum_stock, sum_mine;
-
-	if (!polish_in_place(g, st, "the stock LFTs", was, NULL, stock,
-			     stock, g->lost_stock))
-		return 0;
-	score_tables(g, st, scratch);
-	log_scores(g, "stock, polished", scratch);
-	if (beats_ours(g, scratch, stock, stock, &sum_mine, &sum_stock)) {
-		*lost = lost_ca_lids(g, st);
-		if (*lost >= 0 && g->lost_stock >= 0 &&
-		    *lost <= g->lost_stock) {
+	if (polish_in_place(g, st, "the stock LFTs", was, NULL, stock,
+			    stock, g->lost_stock)) {
+		score_tables(g, st, scratch);
+		log_scores(g, "stock, polished", scratch);
+		if (polished_stock_beats(g, st, "the stock LFTs with entries "
+					 "of leaves moved where that lowers a "
+					 "round's busiest link or evens the "
+					 "route counts", scratch, stock,
+					 lost)) {
+			fewer_lost_unparted(g, st, was, prof, stock, scratch,
+					    lost);
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
-				"guard: the stock LFTs with entries of leaves "
-				"moved where that lowers a round's busiest "
-				"link or evens the route counts score at least "
-				"as well as the stock ones "
-				"in all %u cells and better on the whole (base "
-				"LIDs %.4f, all cells %.4f on average, against "
-				"%.4f, %.4f); they stay\n", g->num_cells,
-				sum_mine.base / g->num_base_cells,
-				sum_mine.all / g->num_cells,
-				sum_stock.base / g->num_base_cells,
-				sum_stock.all / g->num_cells);
+				"guard: the stock LFTs polished stay\n");
 			return 1;
 		}
 	}
@@ -2601,6 +2732,7 @@ int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 	memset(&g, 0, sizeof(g));
 	g.osm = osm;
 	g.log = &osm->log;
+	g.part_work = OO_GUARD_POLISH_WORK;
 	if (prepare_guard(&g) ||
 	    !(g.prof_before = malloc(sizeof(uint32_t) *
 				     (total_ports(&g) + 1))) ||
