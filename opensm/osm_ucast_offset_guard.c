@@ -1750,33 +1750,48 @@ static int polished_stock_beats(struct oo_guard *g,
 }
 
 /*
- * The stock tables (was, profiles prof, scored in stock) polished, as
- * try_polish_stock() judges them, without the polish's third phase: 1
- * with them in place (scored in mine, *lost their lost_ca_lids()), else
- * 0 with the stock tables back in place.
+ * The stock tables (was, profiles prof, scored in stock) polished, with
+ * the polish's third phase or, unparted, without it: 1 where that beats
+ * them (polished_stock_beats()), with the polished tables in place
+ * (scored in mine, *lost their lost_ca_lids()), else 0 with the stock
+ * tables back in place.
  */
-static int polish_stock_unparted(struct oo_guard *g,
-				 const struct oo_guard_stages *st,
-				 const uint8_t *was, const uint32_t *prof,
-				 const struct oo_eval_score *stock,
-				 struct oo_eval_score *mine, int *lost)
+static int polish_stock(struct oo_guard *g, const struct oo_guard_stages *st,
+			int unparted, const uint8_t *was, const uint32_t *prof,
+			const struct oo_eval_score *stock,
+			struct oo_eval_score *mine, int *lost)
 {
-	static const char whose[] = "the stock LFTs polished without "
-	    "parting the routes of a random order's rounds";
+	static const char *const whose[2] = {
+		"the stock LFTs",
+		"the stock LFTs polished without parting the routes of a "
+		"random order's rounds",
+	};
+	static const char *const what[2] = {
+		"the stock LFTs with entries of leaves moved where that "
+		"lowers a round's busiest link or evens the route counts",
+		"the stock LFTs polished without parting the routes of a "
+		"random order's rounds",
+	};
+	static const char *const scores[2] = {
+		"stock, polished",
+		"stock, polished without parting",
+	};
 	unsigned moved;
 
+	unparted = !!unparted;
 	copy_lfts(g, (uint8_t *)was, 0);
 	restore_profiles(g, prof);
-	g->part_work = 0;
-	moved = polish_in_place(g, st, whose, was, NULL, stock, stock,
-				g->lost_stock);
+	g->part_work = unparted ? 0 : OO_GUARD_POLISH_WORK;
+	moved = polish_in_place(g, st, whose[unparted], was, NULL, stock,
+				stock, g->lost_stock);
 	g->part_work = OO_GUARD_POLISH_WORK;
-	if (!moved)
-		return 0;
-	score_tables(g, st, mine);
-	log_scores(g, "stock, polished without parting", mine);
-	if (polished_stock_beats(g, st, whose, mine, stock, lost))
-		return 1;
+	if (moved) {
+		score_tables(g, st, mine);
+		log_scores(g, scores[unparted], mine);
+		if (polished_stock_beats(g, st, what[unparted], mine, stock,
+					 lost))
+			return 1;
+	}
 	copy_lfts(g, (uint8_t *)was, 0);
 	restore_profiles(g, prof);
 	return 0;
@@ -1803,7 +1818,7 @@ static void fewer_lost_unparted(struct oo_guard *g,
 	uint8_t *parted = NULL;
 	int whole, whole_unparted, lost_unparted;
 
-	if (*lost <= 0 || g->part_work == 0)
+	if (*lost <= 0)
 		return;
 	whole = lost_after_whole(g, st);
 	if (whole <= 0)
@@ -1820,8 +1835,7 @@ static void fewer_lost_unparted(struct oo_guard *g,
 	copy_lfts(g, parted, 1);
 	save_profiles(g, prof_parted);
 	whole_unparted = -1;
-	if (polish_stock_unparted(g, st, was, prof, stock, mine,
-				  &lost_unparted))
+	if (polish_stock(g, st, 1, was, prof, stock, mine, &lost_unparted))
 		whole_unparted = lost_after_whole(g, st);
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the whole "
 		"reach pass leaves %d CA LIDs of the polished stock LFTs "
@@ -1858,29 +1872,18 @@ static int try_polish_stock(struct oo_guard *g,
 			    const struct oo_eval_score *stock,
 			    struct oo_eval_score *scratch, int *lost)
 {
-	if (polish_in_place(g, st, "the stock LFTs", was, NULL, stock,
-			    stock, g->lost_stock)) {
-		score_tables(g, st, scratch);
-		log_scores(g, "stock, polished", scratch);
-		if (polished_stock_beats(g, st, "the stock LFTs with entries "
-					 "of leaves moved where that lowers a "
-					 "round's busiest link or evens the "
-					 "route counts", scratch, stock,
-					 lost)) {
-			fewer_lost_unparted(g, st, was, prof, stock, scratch,
-					    lost);
-			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
-				"guard: the stock LFTs polished stay\n");
-			return 1;
-		}
+	if (!polish_stock(g, st, 0, was, prof, stock, scratch, lost)) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"stock LFTs polished would not score at least as well "
+			"in every cell, better on the whole, with no more CA "
+			"LIDs without a route; the stock LFTs as built go "
+			"on\n");
+		return 0;
 	}
-	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
-		"LFTs polished would not score at least as well in every "
-		"cell, better on the whole, with no more CA LIDs without a "
-		"route; the stock LFTs as built go on\n");
-	copy_lfts(g, (uint8_t *)was, 0);
-	restore_profiles(g, prof);
-	return 0;
+	fewer_lost_unparted(g, st, was, prof, stock, scratch, lost);
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock LFTs "
+		"polished stay\n");
+	return 1;
 }
 
 /* The slack of the cells of one further LID offset each (cell_lost()). */
