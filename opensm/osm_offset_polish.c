@@ -645,6 +645,41 @@ static void count_path(struct polish *p, unsigned o, const struct path *path,
 	p->work += path->len;
 }
 
+typedef void (*route_fn)(struct polish *p, uint32_t s, unsigned offset,
+			 const struct path *path);
+
+/*
+ * Call fn with the path of every route from a switch with ranks to
+ * another switch's rank's LID + offset, switch by switch.
+ */
+static void each_rank_route(struct polish *p, route_fn fn)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lids = net->lids_per_port, h, o;
+	struct path path;
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++) {
+		if (!p->weight[s])
+			continue;
+		for (h = 0; h < p->num_hosts; h++) {
+			if (!p->is_rank[h] || net->host_sw[h] == s)
+				continue;
+			for (o = 0; o < lids; o++)
+				if (!follow(p, s, 0, net->host_lid[h] + o, h,
+					    &path))
+					fn(p, s, o, &path);
+		}
+	}
+}
+
+/* A route of switch s's ranks into the counts (each_rank_route()). */
+static void count_route(struct polish *p, uint32_t s, unsigned offset,
+			const struct path *path)
+{
+	count_path(p, offset, path, p->weight[s], 1);
+}
+
 /*
  * The route counts: per LID offset and link, how many flows of every rank
  * to every other rank's LID + offset cross it (a switch's flows weigh its
@@ -654,26 +689,8 @@ static void count_path(struct polish *p, unsigned o, const struct path *path,
  */
 static void count_routes(struct polish *p)
 {
-	const struct oo_eval_net *net = p->net;
-	unsigned lids = net->lids_per_port, h, o;
-	struct path path;
-	uint32_t s;
-
 	p->counting = 1;
-	for (s = 0; s < net->num_sw; s++) {
-		if (!p->weight[s])
-			continue;
-		for (h = 0; h < p->num_hosts; h++) {
-			if (!p->is_rank[h] || net->host_sw[h] == s)
-				continue;
-			for (o = 0; o < lids; o++) {
-				if (!follow(p, s, 0, net->host_lid[h] + o, h,
-					    &path))
-					count_path(p, o, &path, p->weight[s],
-						   1);
-			}
-		}
-	}
+	each_rank_route(p, count_route);
 }
 
 /*
@@ -717,6 +734,13 @@ static void from_path(struct polish *p, uint32_t s, unsigned offset,
 	if (!offset)
 		add_path(from_row(p, s, 0), path, 1, sign);
 	p->work += path->len;
+}
+
+/* A route of switch s's ranks into from (each_rank_route()). */
+static void from_route(struct polish *p, uint32_t s, unsigned offset,
+		       const struct path *path)
+{
+	from_path(p, s, offset, path, 1);
 }
 
 /*
@@ -1039,8 +1063,7 @@ static int balance_entry(struct polish *p, uint32_t s, uint32_t h,
 static int count_from(struct polish *p)
 {
 	const struct oo_eval_net *net = p->net;
-	unsigned n = 0, h, o;
-	struct path path;
+	unsigned n = 0, h;
 	uint32_t s;
 
 	p->from_idx = malloc(sizeof(uint32_t) * (net->num_sw + 1));
@@ -1055,16 +1078,7 @@ static int count_from(struct polish *p)
 		return -1;
 	for (h = 0; h < p->num_hosts; h++)
 		p->num_ranks += p->is_rank[h];
-	for (s = 0; s < net->num_sw; s++) {
-		if (!p->weight[s])
-			continue;
-		for (h = 0; h < p->num_hosts; h++)
-			for (o = 0; o < net->lids_per_port; o++)
-				if (p->is_rank[h] && net->host_sw[h] != s &&
-				    !follow(p, s, 0, net->host_lid[h] + o, h,
-					    &path))
-					from_path(p, s, o, &path, 1);
-	}
+	each_rank_route(p, from_route);
 	return 0;
 }
 

@@ -144,8 +144,6 @@ struct oo_guard {
 	uint8_t *lft_own;
 	/* the tables in place while a scoring fills them (st->fill) */
 	uint8_t *lft_unfilled;
-	/* the budget of the polish's third phase (polish_in_place()) */
-	uint64_t part_work;
 	struct oo_eval_work work;
 	double stock_cpu;	/* of the stock LFT stage */
 };
@@ -1626,7 +1624,8 @@ static void polish_base_lids(struct oo_guard *g,
  * (polish_base_lids(); cur holds the scores of the tables in place,
  * lost their lost_ca_lids(), stock the stock tables' scores).  With
  * lead (per cell; NULL: none), the polish may spend the lead of cells
- * over their floors to raise those below theirs.  Returns how many
+ * over their floors to raise those below theirs; part_work is the budget
+ * of its third phase (0: none).  Returns how many
  * entries moved (their profiles moved with them) where that raised the
  * efficiency of those cells, evened the route counts or raised cells
  * below their floors (the scores then judge the tables), else 0 with the
@@ -1638,7 +1637,8 @@ static unsigned polish_in_place(struct oo_guard *g,
 				const char *whose, const uint8_t *was,
 				const double *lead,
 				const struct oo_eval_score *cur,
-				const struct oo_eval_score *stock, int lost)
+				const struct oo_eval_score *stock, int lost,
+				uint64_t part_work)
 {
 	struct oo_polish_cell cell[OO_GUARD_MAX_CELLS * OO_GUARD_POLISH_SEEDS];
 	struct oo_polish_result res, first;
@@ -1651,7 +1651,7 @@ static unsigned polish_in_place(struct oo_guard *g,
 	n = polish_cells(g, lead, 0, cell, &steer);
 	if (oo_polish(&g->net, g->gn.lft, g->num_hosts, cell, n,
 		      OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK,
-		      g->part_work, &res)) {
+		      part_work, &res)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
 			"memory for the polish of %s\n", whose);
 		memset(&res, 0, sizeof(res));
@@ -1711,7 +1711,8 @@ static void try_polish(struct oo_guard *g, const struct oo_guard_stages *st,
 	copy_lfts(g, g->lft_ours, 0);
 	restore_profiles(g, g->prof_ours);
 	if (!polish_in_place(g, st, "port offsetting's LFTs", g->lft_ours,
-			     lead, ours, stock, g->lost_ours))
+			     lead, ours, stock, g->lost_ours,
+			     OO_GUARD_POLISH_WORK))
 		return;
 	score_tables(g, st, scratch);
 	log_scores(g, polished.scores, scratch);
@@ -1781,10 +1782,9 @@ static int polish_stock(struct oo_guard *g, const struct oo_guard_stages *st,
 	unparted = !!unparted;
 	copy_lfts(g, (uint8_t *)was, 0);
 	restore_profiles(g, prof);
-	g->part_work = unparted ? 0 : OO_GUARD_POLISH_WORK;
 	moved = polish_in_place(g, st, whose[unparted], was, NULL, stock,
-				stock, g->lost_stock);
-	g->part_work = OO_GUARD_POLISH_WORK;
+				stock, g->lost_stock,
+				unparted ? 0 : OO_GUARD_POLISH_WORK);
 	if (moved) {
 		score_tables(g, st, mine);
 		log_scores(g, scores[unparted], mine);
@@ -2220,7 +2220,7 @@ static void polish_offsets(struct oo_guard *g,
 	polish_leads(g, score, stock, lead);
 	copy_lfts(g, was, 1);
 	if (polish_in_place(g, st, what, was, lead, score, stock,
-			    lost_ca_lids(g, st))) {
+			    lost_ca_lids(g, st), OO_GUARD_POLISH_WORK)) {
 		score_tables(g, st, score);
 		log_scores(g, who, score);
 	}
@@ -2735,7 +2735,6 @@ int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 	memset(&g, 0, sizeof(g));
 	g.osm = osm;
 	g.log = &osm->log;
-	g.part_work = OO_GUARD_POLISH_WORK;
 	if (prepare_guard(&g) ||
 	    !(g.prof_before = malloc(sizeof(uint32_t) *
 				     (total_ports(&g) + 1))) ||
