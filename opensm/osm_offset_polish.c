@@ -112,6 +112,7 @@ struct polish {
 	uint8_t *is_rank;	/* per host: a rank of some cell */
 	int counting;		/* the counts are current */
 	double *group_delta;	/* per group: a move's change, scratch */
+	double *group_kept;	/* per group: group_delta before a trial */
 	double *group_eff;	/* per group: its efficiency now */
 	double *floor;		/* per group: its efficiency at the start
 				   less its lead */
@@ -128,6 +129,9 @@ struct polish {
 				   every offset, that cross each */
 	uint32_t *sibling;	/* per link, scratch: other LIDs of that
 				   host from one switch that cross it */
+	uint32_t *touched;	/* scratch: the links to_host holds */
+	unsigned num_touched;
+	uint64_t to_host_work;	/* the links of the routes in to_host */
 	unsigned num_ranks;
 	struct undo *undo;	/* the last stage's moves, to take back */
 	size_t num_undo;
@@ -217,25 +221,87 @@ static void load_path(struct polish *p, size_t r, const struct path *path,
 	p->work += path->len;
 }
 
-/* A round's efficiency, 1 / its busiest link, as oo_eval_shift(). */
-static double round_eff(const struct polish *p, size_t r)
+/* A round's efficiency at busiest load max, as oo_eval_shift(). */
+static double eff_at(const struct polish *p, unsigned max)
 {
 	unsigned lids = p->net->lids_per_port;
 
-	return p->max[r] > lids ? (double)lids / p->max[r] : 1.0;
+	return max > lids ? (double)lids / max : 1.0;
+}
+
+/* The same, less a little for each of the at_max links at that load. */
+static double value_at(const struct polish *p, unsigned max, uint32_t at_max)
+{
+	unsigned lids = p->net->lids_per_port;
+
+	if (max <= lids)
+		return 1.0;
+	if (p->loose_ties)
+		return (double)lids / max;
+	return (double)lids / max - TIE_WEIGHT * at_max;
+}
+
+/* A round's efficiency, 1 / its busiest link. */
+static double round_eff(const struct polish *p, size_t r)
+{
+	return eff_at(p, p->max[r]);
 }
 
 /* The same, less a little for each link at that load. */
 static double round_value(const struct polish *p, size_t r)
 {
-	unsigned lids = p->net->lids_per_port;
+	return value_at(p, p->max[r], round_hist(p, r)[p->max[r]]);
+}
 
-	if (p->max[r] <= lids)
-		return 1.0;
-	if (p->loose_ties)
-		return (double)lids / p->max[r];
-	return (double)lids / p->max[r] -
-	    TIE_WEIGHT * round_hist(p, r)[p->max[r]];
+/*
+ * How many more links of round r would be at load bin b, were w of the
+ * load of the links of old to move to those of new (no link on both).
+ */
+static long bin_change(const struct polish *p, size_t r,
+		       const struct path *old, const struct path *new,
+		       unsigned w, unsigned b)
+{
+	const uint8_t *load = round_load(p, r);
+	long n = 0;
+	unsigned i;
+
+	for (i = 0; i < old->len; i++) {
+		unsigned a = load[old->link[i]];
+
+		n += (bin(a - w) == b) - (bin(a) == b);
+	}
+	for (i = 0; i < new->len; i++) {
+		unsigned a = load[new->link[i]];
+
+		n += (bin(a + w) == b) - (bin(a) == b);
+	}
+	return n;
+}
+
+/*
+ * Round r's busiest load (*max, a bin) and the links at it (*at_max),
+ * were w of the load of the links of old to move to those of new; the
+ * loads are only read.  The two paths share no link (own_links()).
+ */
+static void round_after(const struct polish *p, size_t r,
+			const struct path *old, const struct path *new,
+			unsigned w, unsigned *max, uint32_t *at_max)
+{
+	const uint8_t *load = round_load(p, r);
+	const uint32_t *hist = round_hist(p, r);
+	unsigned top = p->max[r], i;
+	long n = 0;
+
+	for (i = 0; i < new->len; i++)
+		if (bin(load[new->link[i]] + w) > top)
+			top = bin(load[new->link[i]] + w);
+	for (; top > 0; top--) {
+		n = (long)hist[top] + bin_change(p, r, old, new, w, top);
+		if (n > 0)
+			break;
+	}
+	*max = top;
+	*at_max = top ? (uint32_t)n : 0;
 }
 
 /* The weight of one flow's LID in a cell, 0 where the cell sends none. */
@@ -437,21 +503,75 @@ static int is_below(const struct polish *p, unsigned g)
 #define CELLS_ALL (CELLS_STEER | CELLS_OTHER)
 
 /*
+ * Into a_only and b_only, paths a and b without the links they end on
+ * together: two ways to one LID that meet at a switch go on over the same
+ * links from there (one entry per switch and LID), and a flow moved from
+ * one to the other leaves the load of those as it was.
+ */
+static void own_links(const struct path *a, const struct path *b,
+		      struct path *a_only, struct path *b_only)
+{
+	unsigned shared = 0;
+
+	while (shared < a->len && shared < b->len &&
+	       a->link[a->len - 1 - shared] == b->link[b->len - 1 - shared])
+		shared++;
+	a_only->len = a->len - shared;
+	b_only->len = b->len - shared;
+	memcpy(a_only->link, a->link, sizeof(a->link[0]) * a_only->len);
+	memcpy(b_only->link, b->link, sizeof(b->link[0]) * b_only->len);
+}
+
+/*
+ * Round r's value and efficiency after w of the load of the links of
+ * old moves to those of new: done (sign 1) or taken back (sign -1: from
+ * new to old), or, sign 0, only looked at (round_after()).
+ */
+static void round_change(struct polish *p, size_t r, const struct path *old,
+			 const struct path *new, unsigned w, int sign,
+			 double *value, double *eff)
+{
+	unsigned max;
+	uint32_t at_max;
+
+	if (sign) {
+		load_path(p, r, sign > 0 ? old : new, w, -1);
+		load_path(p, r, sign > 0 ? new : old, w, 1);
+		*value = round_value(p, r);
+		*eff = round_eff(p, r);
+		return;
+	}
+	round_after(p, r, old, new, w, &max, &at_max);
+	*value = value_at(p, max, at_max);
+	*eff = eff_at(p, max);
+}
+
+/*
  * What moving switch s's entry for host h's LID + offset from path old to
  * path new does to the rounds it touches in the cells that which selects:
- * applied (sign 1) or taken back (sign -1).  With gain, adds the change
- * in value of the steering cells (round_value(), each cell's rounds
- * weighing 1 / rounds, those of a group below its floor RESCUE_WEIGHT
- * times more).  Each group's change of efficiency (the mean of its
- * cells') adds up in group_delta until clear_groups() or apply_groups()
- * takes it.
+ * applied (sign 1), taken back (sign -1) or tried (sign 0: the rounds
+ * stay as they are); only the links of one path and not the other change
+ * load (own_links()).  With gain, adds the change in value of the
+ * steering cells (round_value(), each cell's rounds weighing 1 / rounds,
+ * those of a group below its floor RESCUE_WEIGHT times more).  Each
+ * group's change of efficiency (the mean of its cells') adds up in
+ * group_delta until clear_groups() or apply_groups() takes it.
  */
 static void shift_flows(struct polish *p, uint32_t s, uint32_t h,
-			unsigned offset, const struct path *old,
-			const struct path *new, int sign, double *gain,
+			unsigned offset, const struct path *whole_old,
+			const struct path *whole_new, int sign, double *gain,
 			unsigned which)
 {
-	unsigned c, j, count;
+	struct path own_old, own_new;
+	const struct path *old = &own_old, *new = &own_new;
+	unsigned c, j, count, whole, charge;
+
+	own_links(whole_old, whole_new, &own_old, &own_new);
+	/* the work of a round: as if both whole ways were loaded (and, in
+	   a trial, taken back), so that the budget ends the polish where it
+	   did when it loaded them; load_path() counts the links it loads */
+	whole = whole_old->len + whole_new->len;
+	charge = sign ? whole - own_old.len - own_new.len : 2 * whole;
 
 	for (c = 0; c < p->num_cells; c++) {
 		const struct oo_polish_cell *cl = &p->cell[c];
@@ -467,15 +587,15 @@ static void shift_flows(struct polish *p, uint32_t s, uint32_t h,
 			unsigned k = (to + cl->n - src[j]) % cl->n;
 			size_t r = p->first_round[c] + k - 1;
 			double v = round_value(p, r), e = round_eff(p, r);
+			double v2, e2;
 
-			load_path(p, r, sign > 0 ? old : new, w, -1);
-			load_path(p, r, sign > 0 ? new : old, w, 1);
+			round_change(p, r, old, new, w, sign, &v2, &e2);
+			p->work += charge;
 			if (gain && cl->steer)
-				*gain += (round_value(p, r) - v) /
-				    (cl->n - 1) * (p->relax &&
-						   is_below(p, cl->group) ?
-						   RESCUE_WEIGHT : 1.0);
-			p->group_delta[cl->group] += (round_eff(p, r) - e) /
+				*gain += (v2 - v) / (cl->n - 1) *
+				    (p->relax && is_below(p, cl->group) ?
+				     RESCUE_WEIGHT : 1.0);
+			p->group_delta[cl->group] += (e2 - e) /
 			    (cl->n - 1) / p->group_size[cl->group];
 		}
 	}
@@ -509,13 +629,13 @@ static void clear_groups(struct polish *p)
 
 /*
  * A trial of moving switch s's entry for host h's LID + offset from path
- * cur to path alt, the rounds as they were after it: the steering cells'
- * change of value into *gain, and whether have + *gain beats best and
- * the move lowers no group (groups_ok()).  The other cells (the random
- * orders' sample), which do not steer, are only loaded where the gain
- * beats best: a trial that gains too little is refused without them.
- * A trial that returns 1 beats best; the caller clears the groups'
- * changes.
+ * cur to path alt, the rounds as they would be after it (only looked
+ * at): the steering cells' change of value into *gain, and whether
+ * have + *gain beats best and the move lowers no group (groups_ok()).
+ * The other cells (the random orders' sample), which do not steer, are
+ * only looked at where the gain beats best: a trial that gains too
+ * little is refused without them.  The groups' changes are as before
+ * the trial after it.
  */
 static int try_move(struct polish *p, uint32_t s, uint32_t h,
 		    unsigned offset, const struct path *cur,
@@ -524,14 +644,16 @@ static int try_move(struct polish *p, uint32_t s, uint32_t h,
 {
 	int ok = 0;
 
+	memcpy(p->group_kept, p->group_delta,
+	       sizeof(double) * p->num_groups);
 	*gain = 0.0;
-	shift_flows(p, s, h, offset, cur, alt, 1, gain, CELLS_STEER);
+	shift_flows(p, s, h, offset, cur, alt, 0, gain, CELLS_STEER);
 	if (have + *gain > best) {
-		shift_flows(p, s, h, offset, cur, alt, 1, NULL, CELLS_OTHER);
+		shift_flows(p, s, h, offset, cur, alt, 0, NULL, CELLS_OTHER);
 		ok = groups_ok(p);
-		shift_flows(p, s, h, offset, cur, alt, -1, NULL, CELLS_OTHER);
 	}
-	shift_flows(p, s, h, offset, cur, alt, -1, NULL, CELLS_STEER);
+	memcpy(p->group_delta, p->group_kept,
+	       sizeof(double) * p->num_groups);
 	return ok;
 }
 
@@ -1069,7 +1191,8 @@ static int count_from(struct polish *p)
 	p->from_idx = malloc(sizeof(uint32_t) * (net->num_sw + 1));
 	p->to_host = calloc(2 * (size_t)p->num_links + 1, sizeof(uint32_t));
 	p->sibling = calloc(p->num_links + 1, sizeof(uint32_t));
-	if (!p->from_idx || !p->to_host || !p->sibling)
+	p->touched = malloc(sizeof(uint32_t) * (p->num_links + 1));
+	if (!p->from_idx || !p->to_host || !p->sibling || !p->touched)
 		return -1;
 	for (s = 0; s < net->num_sw; s++)
 		p->from_idx[s] = p->weight[s] ? n++ : NONE;
@@ -1083,17 +1206,20 @@ static int count_from(struct polish *p)
 }
 
 /*
- * Into to_host (fill), per link, the routes from every rank to host h's
- * base LID that cross it (a switch's weigh its ranks), and to its LIDs
- * of every offset; without fill, to_host back to 0 on those links.
+ * Into to_host, per link, the routes from every rank to host h's base LID
+ * that cross it (a switch's weigh its ranks), and to its LIDs of every
+ * offset; the links it puts routes on into touched.
  */
-static void routes_to_host(struct polish *p, uint32_t h, int fill)
+static void routes_to_host(struct polish *p, uint32_t h)
 {
 	const struct oo_eval_net *net = p->net;
+	uint32_t *all = p->to_host + p->num_links;
 	struct path path;
-	unsigned o;
+	unsigned o, i;
 	uint32_t s;
 
+	p->num_touched = 0;
+	p->to_host_work = 0;
 	for (s = 0; s < net->num_sw; s++)
 		for (o = 0; p->weight[s] && net->host_sw[h] != s &&
 		     o < net->lids_per_port; o++) {
@@ -1101,11 +1227,33 @@ static void routes_to_host(struct polish *p, uint32_t h, int fill)
 
 			if (follow(p, s, 0, net->host_lid[h] + o, h, &path))
 				continue;
-			mark_path(p->to_host + p->num_links, &path, w, fill);
+			for (i = 0; i < path.len; i++)
+				if (!all[path.link[i]])
+					p->touched[p->num_touched++] =
+					    path.link[i];
+			add_path(all, &path, w, 1);
 			if (!o)
-				mark_path(p->to_host, &path, w, fill);
-			p->work += path.len;
+				add_path(p->to_host, &path, w, 1);
+			p->to_host_work += path.len;
 		}
+	p->work += p->to_host_work;
+}
+
+/*
+ * to_host back to 0 on the links routes_to_host() put routes on; the
+ * work as if it followed those routes again, so that the budget ends the
+ * phase where it did when it did.
+ */
+static void clear_routes_to_host(struct polish *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->num_touched; i++) {
+		p->to_host[p->touched[i]] = 0;
+		p->to_host[p->num_links + p->touched[i]] = 0;
+	}
+	p->work += p->to_host_work;
+	p->num_touched = 0;
 }
 
 /*
@@ -1198,7 +1346,7 @@ static int part_entry(struct polish *p, uint32_t s, uint32_t h,
 	if (!p->weight[s] || !p->is_rank[h] || is_through(p, s, lid) ||
 	    follow(p, s, 0, lid, h, &cur) || !cur.len)
 		return 0;
-	routes_to_host(p, h, 1);
+	routes_to_host(p, h);
 	mark_siblings(p, s, h, offset, 1);
 	count_bundle(p, s, offset, &cur, -1);
 	here = pair_cost(p, s, offset, &cur);
@@ -1214,7 +1362,7 @@ static int part_entry(struct polish *p, uint32_t s, uint32_t h,
 	}
 	count_bundle(p, s, offset, &cur, 1);
 	mark_siblings(p, s, h, offset, 0);
-	routes_to_host(p, h, 0);
+	clear_routes_to_host(p);
 	return take_candidate(p, s, h, offset, &cur, cand, n);
 }
 
@@ -1234,6 +1382,7 @@ static void free_polish(struct polish *p)
 	free(p->lid_base);
 	free(p->group_size);
 	free(p->group_delta);
+	free(p->group_kept);
 	free(p->group_eff);
 	free(p->floor);
 	free(p->undo);
@@ -1244,6 +1393,7 @@ static void free_polish(struct polish *p)
 	free(p->from);
 	free(p->to_host);
 	free(p->sibling);
+	free(p->touched);
 	free((void *)p->cell);
 }
 
@@ -1312,10 +1462,12 @@ static int alloc_rounds(struct polish *p)
 			p->num_groups = p->cell[c].group + 1;
 	p->group_size = calloc(p->num_groups + 1, sizeof(unsigned));
 	p->group_delta = calloc(p->num_groups + 1, sizeof(double));
+	p->group_kept = calloc(p->num_groups + 1, sizeof(double));
 	p->group_eff = calloc(p->num_groups + 1, sizeof(double));
 	p->floor = calloc(p->num_groups + 1, sizeof(double));
 	if (!p->load || !p->max || !p->hist || !p->group_size ||
-	    !p->group_delta || !p->group_eff || !p->floor)
+	    !p->group_delta || !p->group_kept || !p->group_eff ||
+	    !p->floor)
 		return -1;
 	for (c = 0; c < p->num_cells; c++)
 		p->group_size[p->cell[c].group]++;

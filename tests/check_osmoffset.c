@@ -1684,6 +1684,54 @@ START_TEST(polish_moves_an_entry_off_the_busiest_link)
 }
 END_TEST
 
+/*
+ * ev_net with doubled cables: spine 3 gone, each leaf's port 4 a second
+ * cable to spine 2 (its ports 3 and 4 down to leaves 0 and 1), which
+ * sends host 1's and host 3's LIDs down those.  Both ways from a leaf to
+ * a remote host meet at spine 2 and go on over the same link: a move
+ * changes the load of the cables alone, and a trial only looks.
+ */
+static void ev_setup_doubled(struct ev_net *e)
+{
+	ev_setup(e, 0);
+	e->next[0 * EV_STRIDE + 4] = 2;
+	e->next[1 * EV_STRIDE + 4] = 2;
+	e->next[2 * EV_STRIDE + 3] = 0;
+	e->next[2 * EV_STRIDE + 4] = 1;
+	e->next[3 * EV_STRIDE + 1] = OO_EVAL_NONE;
+	e->next[3 * EV_STRIDE + 2] = OO_EVAL_NONE;
+	e->lft[2][2] = 3;
+	e->lft[2][4] = 4;
+}
+
+START_TEST(polish_moves_to_the_second_cable_of_a_pair)
+{
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct ev_net e;
+	struct oo_polish_result res;
+
+	/* round 2 puts both remote flows of a leaf on its port 3; each
+	   leaf moves one remote LID to its second cable (port 4) */
+	ev_setup_doubled(&e);
+	res = ev_polish(&e, 1000);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.moved, 2);
+	ck_assert_uint_eq(e.lft[0][3], 4);
+	ck_assert_uint_eq(e.lft[0][4], 3);
+	ck_assert_uint_eq(e.lft[1][1], 4);
+	ck_assert_uint_eq(e.lft[1][2], 3);
+	ck_assert_double_eq_tol(ev_score(&e, leaf_order, 4, 1000).eff, 1.0,
+				1e-12);
+	/* the budget's work as when a trial loaded both ways and took
+	   them back: the rounds (8 flows over 2 links); 2 trials (both ways
+	   twice) and 2 moves (once) of 2 ranks' flows, over both ways of 2
+	   links each; the route counts (4 routes over 2 links); the second
+	   phase's look at those 4 (each out of the counts and back) */
+	ck_assert_uint_eq(res.work, 16 + 2 * (2 + 1) * 2 * (2 + 2) + 8 +
+			  4 * 2 * 2);
+}
+END_TEST
+
 START_TEST(polish_leaves_transit_switches_lost_flows_and_big_nets_alone)
 {
 	struct ev_net e, before;
@@ -3586,6 +3634,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, eval_marks_base_and_further_offsets_apart);
 	tcase_add_test(ev, eval_worse_and_shuffle);
 	tcase_add_test(ev, polish_moves_an_entry_off_the_busiest_link);
+	tcase_add_test(ev, polish_moves_to_the_second_cable_of_a_pair);
 	tcase_add_test(ev,
 		       polish_leaves_transit_switches_lost_flows_and_big_nets_alone);
 	tcase_add_test(ev, polish_evens_route_counts_where_no_round_loses);
