@@ -131,7 +131,6 @@ struct polish {
 				   host from one switch that cross it */
 	uint32_t *touched;	/* scratch: the links to_host holds */
 	unsigned num_touched;
-	uint64_t to_host_work;	/* the links of the routes in to_host */
 	unsigned num_ranks;
 	struct undo *undo;	/* the last stage's moves, to take back */
 	size_t num_undo;
@@ -1208,7 +1207,9 @@ static int count_from(struct polish *p)
 /*
  * Into to_host, per link, the routes from every rank to host h's base LID
  * that cross it (a switch's weigh its ranks), and to its LIDs of every
- * offset; the links it puts routes on into touched.
+ * offset; the links it puts routes on into touched.  The work: the links
+ * of those routes twice, once for clear_routes_to_host() (as when it
+ * followed them again), so that the budget ends the phase where it did.
  */
 static void routes_to_host(struct polish *p, uint32_t h)
 {
@@ -1219,7 +1220,6 @@ static void routes_to_host(struct polish *p, uint32_t h)
 	uint32_t s;
 
 	p->num_touched = 0;
-	p->to_host_work = 0;
 	for (s = 0; s < net->num_sw; s++)
 		for (o = 0; p->weight[s] && net->host_sw[h] != s &&
 		     o < net->lids_per_port; o++) {
@@ -1234,16 +1234,11 @@ static void routes_to_host(struct polish *p, uint32_t h)
 			add_path(all, &path, w, 1);
 			if (!o)
 				add_path(p->to_host, &path, w, 1);
-			p->to_host_work += path.len;
+			p->work += 2 * path.len;
 		}
-	p->work += p->to_host_work;
 }
 
-/*
- * to_host back to 0 on the links routes_to_host() put routes on; the
- * work as if it followed those routes again, so that the budget ends the
- * phase where it did when it did.
- */
+/* to_host back to 0 on the links routes_to_host() put routes on. */
 static void clear_routes_to_host(struct polish *p)
 {
 	unsigned i;
@@ -1252,8 +1247,6 @@ static void clear_routes_to_host(struct polish *p)
 		p->to_host[p->touched[i]] = 0;
 		p->to_host[p->num_links + p->touched[i]] = 0;
 	}
-	p->work += p->to_host_work;
-	p->num_touched = 0;
 }
 
 /*

@@ -1762,33 +1762,31 @@ static int polish_stock(struct oo_guard *g, const struct oo_guard_stages *st,
 			const struct oo_eval_score *stock,
 			struct oo_eval_score *mine, int *lost)
 {
-	static const char *const whose[2] = {
-		"the stock LFTs",
-		"the stock LFTs polished without parting the routes of a "
-		"random order's rounds",
+	/* the log's names: the polish's, the judgement's, the scores' */
+	static const struct {
+		const char *whose, *what, *scores;
+	} name[2] = {
+		{ "the stock LFTs",
+		  "the stock LFTs with entries of leaves moved where that "
+		  "lowers a round's busiest link or evens the route counts",
+		  "stock, polished" },
+		{ "the stock LFTs polished without parting the routes of a "
+		  "random order's rounds",
+		  "the stock LFTs polished without parting the routes of a "
+		  "random order's rounds",
+		  "stock, polished without parting" },
 	};
-	static const char *const what[2] = {
-		"the stock LFTs with entries of leaves moved where that "
-		"lowers a round's busiest link or evens the route counts",
-		"the stock LFTs polished without parting the routes of a "
-		"random order's rounds",
-	};
-	static const char *const scores[2] = {
-		"stock, polished",
-		"stock, polished without parting",
-	};
-	unsigned moved;
+	unsigned moved, k = unparted ? 1 : 0;
 
-	unparted = !!unparted;
 	copy_lfts(g, (uint8_t *)was, 0);
 	restore_profiles(g, prof);
-	moved = polish_in_place(g, st, whose[unparted], was, NULL, stock,
+	moved = polish_in_place(g, st, name[k].whose, was, NULL, stock,
 				stock, g->lost_stock,
 				unparted ? 0 : OO_GUARD_POLISH_WORK);
 	if (moved) {
 		score_tables(g, st, mine);
-		log_scores(g, scores[unparted], mine);
-		if (polished_stock_beats(g, st, what[unparted], mine, stock,
+		log_scores(g, name[k].scores, mine);
+		if (polished_stock_beats(g, st, name[k].what, mine, stock,
 					 lost))
 			return 1;
 	}
