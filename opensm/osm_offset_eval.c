@@ -47,38 +47,207 @@ static int walk_lid(const struct oo_eval_net *net, uint32_t s,
 	return -1;		/* a loop */
 }
 
+/* The LIDs a round walks at once, one memory fetch of each in flight. */
+#define BATCH 16
+/* Room for the LIDs of one flow: 2^LMC, LMC at most 7. */
+#define MAX_WALKS 128
+/*
+ * The links a batched walk keeps (a 5-level tree's longest minimal path
+ * crosses 8); a longer one is walked again alone.
+ */
+#define MAX_PATH 12
+
+enum { WALKING, ARRIVED, LOST, TOO_LONG };
+
+/* One LID of one flow on its way: where it is and the links it crossed. */
+struct walk {
+	uint32_t start;
+	uint32_t s;
+	uint32_t to;
+	unsigned lid;
+	uint32_t w;
+	uint8_t state;
+	uint8_t len;
+	uint32_t link[MAX_PATH];
+};
+
+/* Fetch the entry the walk reads at its next switch ahead of time. */
+static void prefetch_entry(const struct oo_eval_net *net, const struct walk *x)
+{
+	if (x->lid < net->lft_len[x->s])
+		__builtin_prefetch(&net->lft[x->s][x->lid]);
+}
+
+/*
+ * One hop of walk x, as walk_lid() takes it: the same end after as many
+ * hops (a loop after num_sw + 1), the links in x->link; TOO_LONG where
+ * they would not fit.
+ */
+static void walk_step(const struct oo_eval_net *net, struct walk *x)
+{
+	size_t at;
+	int ret;
+
+	if (x->len > net->num_sw) {
+		x->state = LOST;	/* a loop */
+		return;
+	}
+	if (x->len == MAX_PATH) {
+		x->state = TOO_LONG;
+		return;
+	}
+	ret = oo_eval_hop(net, x->s, 0, x->lid, x->to, &at);
+	if (ret) {
+		x->state = ret > 0 ? ARRIVED : LOST;
+		return;
+	}
+	x->link[x->len++] = (uint32_t)at;
+	x->s = net->next[at];
+	prefetch_entry(net, x);
+}
+
+/*
+ * Walk the n walks of x a hop at a time, all of them at each step, so
+ * that the entries they read next are fetched together.
+ */
+static void walk_batch(const struct oo_eval_net *net, struct walk *x,
+		       unsigned n)
+{
+	unsigned i, walking = n;
+
+	for (i = 0; i < n; i++)
+		prefetch_entry(net, &x[i]);
+	while (walking) {
+		walking = 0;
+		for (i = 0; i < n; i++) {
+			if (x[i].state != WALKING)
+				continue;
+			walk_step(net, &x[i]);
+			walking += x[i].state == WALKING;
+		}
+	}
+}
+
+/* Add w to every link of x's path, as walk_lid() does on its way. */
+static void load_walk(const struct walk *x, struct oo_eval_work *wk)
+{
+	unsigned i;
+
+	for (i = 0; i < x->len; i++) {
+		uint32_t at = x->link[i];
+
+		if (!wk->load[at])
+			wk->touched[wk->num_touched++] = at;
+		wk->load[at] += x->w;
+		if (wk->load[at] > wk->max_load)
+			wk->max_load = wk->load[at];
+	}
+}
+
+/*
+ * Load the walks of one flow (its LIDs, walked), in order, as
+ * shift_round() would have walked them one by one: the links before a
+ * dead end are loaded, and the LIDs after a lost one not walked.
+ * Returns 1 where the flow was lost.
+ */
+static int load_flow(const struct oo_eval_net *net, const struct walk *x,
+		     unsigned lids, struct oo_eval_work *wk)
+{
+	unsigned o;
+
+	for (o = 0; o < lids; o++) {
+		const struct walk *y = &x[o];
+
+		if (y->state == TOO_LONG) {
+			if (walk_lid(net, y->start, y->to, y->lid, y->w, wk))
+				return 1;
+			continue;
+		}
+		load_walk(y, wk);
+		if (y->state == LOST)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The flow from rank from to rank to, walked alone LID by LID and loaded
+ * as it goes (more LIDs than a batch holds).  Returns 1 where lost.
+ */
+static int walk_flow_alone(const struct oo_eval_net *net, uint32_t from,
+			   uint32_t to, int traffic, struct oo_eval_work *wk)
+{
+	unsigned lids = net->lids_per_port, base = net->host_lid[to], o;
+
+	if (traffic != OO_EVAL_SPREAD)
+		return walk_lid(net, net->host_sw[from], to,
+				base + (unsigned)traffic, lids, wk) ? 1 : 0;
+	for (o = 0; o < lids; o++)
+		if (walk_lid(net, net->host_sw[from], to, base + o, 1, wk))
+			return 1;
+	return 0;
+}
+
+/*
+ * Set up the walks of the flow from rank from to rank to in x: its LID of
+ * the traffic's offset, weighing lids units, or (spread) each of its LIDs
+ * weighing one.  Returns how many.
+ */
+static unsigned start_flow(const struct oo_eval_net *net, uint32_t from,
+			   uint32_t to, int traffic, struct walk *x)
+{
+	unsigned lids = net->lids_per_port, o;
+	unsigned per = traffic == OO_EVAL_SPREAD ? lids : 1;
+
+	for (o = 0; o < per; o++) {
+		x[o].start = x[o].s = net->host_sw[from];
+		x[o].to = to;
+		x[o].lid = net->host_lid[to] +
+		    (traffic == OO_EVAL_SPREAD ? o : (unsigned)traffic);
+		x[o].w = traffic == OO_EVAL_SPREAD ? 1 : lids;
+		x[o].state = WALKING;
+		x[o].len = 0;
+	}
+	return per;
+}
+
 /*
  * One round: every rank sends to the rank k places on.  Traffic to one
  * LID offset weighs lids units on that LID, spread traffic one unit on
- * each LID.  Returns the round's efficiency; lost flows are counted.
+ * each LID.  The flows' LIDs are walked a batch at a time, all of them a
+ * hop at each step (walk_batch()), so that the switches' entries they
+ * read next are fetched together, and loaded in the order of the ranks:
+ * the same loads, the same lost flows as walking them one by one.
+ * Returns the round's efficiency; lost flows are counted.
  */
 static double shift_round(const struct oo_eval_net *net,
 			  const uint32_t *order, unsigned n, unsigned k,
 			  int traffic, struct oo_eval_work *wk, uint64_t *lost)
 {
-	unsigned lids = net->lids_per_port, i, o, t;
+	unsigned lids = net->lids_per_port, i = 0, m, b, t;
+	unsigned per = traffic == OO_EVAL_SPREAD ? lids : 1;
+	unsigned room = per > BATCH ? per : BATCH;
+	struct walk x[MAX_WALKS];	/* at least BATCH */
 
 	wk->num_touched = 0;
 	/* a host's own link always carries its one flow */
 	wk->max_load = lids;
-	for (i = 0; i < n; i++) {
-		uint32_t from = order[i], to = order[(i + k) % n];
-		unsigned base = net->host_lid[to];
+	while (i < n) {
+		for (m = 0; i < n && m + per <= room; i++) {
+			uint32_t from = order[i], to = order[(i + k) % n];
 
-		if (net->host_sw[from] == net->host_sw[to])
-			continue;
-		if (traffic != OO_EVAL_SPREAD) {
-			if (walk_lid(net, net->host_sw[from], to,
-				     base + (unsigned)traffic, lids, wk))
-				(*lost)++;
-			continue;
+			if (net->host_sw[from] == net->host_sw[to])
+				continue;
+			if (per > MAX_WALKS)
+				*lost += (uint64_t)walk_flow_alone(net, from,
+								   to, traffic,
+								   wk);
+			else
+				m += start_flow(net, from, to, traffic, &x[m]);
 		}
-		for (o = 0; o < lids; o++)
-			if (walk_lid(net, net->host_sw[from], to, base + o,
-				     1, wk)) {
-				(*lost)++;
-				break;
-			}
+		walk_batch(net, x, m);
+		for (b = 0; b < m; b += per)
+			*lost += (uint64_t)load_flow(net, &x[b], per, wk);
 	}
 	for (t = 0; t < wk->num_touched; t++)
 		wk->load[wk->touched[t]] = 0;

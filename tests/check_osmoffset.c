@@ -1482,6 +1482,185 @@ START_TEST(eval_counts_lost_flows)
 }
 END_TEST
 
+/*
+ * A chain of len switches (port 1 to the one before, port 2 to the one
+ * after) with hosts hosts on each end switch (ports 3 on): hosts 0 to
+ * hosts - 1 on switch 0, the others on switch len - 1.  Host h's LIDs are
+ * 1 + h * lids on, and every switch sends them toward h's end.  The
+ * scoring walks paths of len - 1 links, longer than a batched walk keeps
+ * where len is large.
+ */
+#define CH_MAX_HOSTS 20
+struct ch_net {
+	uint32_t *next;
+	uint8_t **lft;
+	unsigned *len;
+	uint32_t host_sw[2 * CH_MAX_HOSTS];
+	uint8_t host_port[2 * CH_MAX_HOSTS];
+	uint16_t host_lid[2 * CH_MAX_HOSTS];
+	struct oo_eval_net net;
+};
+
+static void ch_build(struct ch_net *c, unsigned len, unsigned hosts,
+		     unsigned lids)
+{
+	unsigned stride = 3 + hosts, lft_len = 1 + 2 * hosts * lids;
+	unsigned s, h, o;
+
+	memset(c, 0, sizeof(*c));
+	c->next = malloc(sizeof(*c->next) * len * stride);
+	c->lft = calloc(len, sizeof(*c->lft));
+	c->len = calloc(len, sizeof(*c->len));
+	ck_assert(c->next && c->lft && c->len);
+	for (s = 0; s < len * stride; s++)
+		c->next[s] = OO_EVAL_NONE;
+	for (s = 0; s < len; s++) {
+		if (s)
+			c->next[s * stride + 1] = s - 1;
+		if (s + 1 < len)
+			c->next[s * stride + 2] = s + 1;
+		c->lft[s] = malloc(lft_len);
+		ck_assert(c->lft[s]);
+		memset(c->lft[s], 0xff, lft_len);
+		c->len[s] = lft_len;
+	}
+	for (h = 0; h < 2 * hosts; h++) {
+		unsigned end = h < hosts ? 0 : len - 1;
+
+		c->host_sw[h] = end;
+		c->host_port[h] = (uint8_t)(3 + h % hosts);
+		c->host_lid[h] = (uint16_t)(1 + h * lids);
+		for (o = 0; o < lids; o++)
+			for (s = 0; s < len; s++)
+				c->lft[s][1 + h * lids + o] = (uint8_t)
+				    (s == end ? c->host_port[h] :
+				     s > end ? 1 : 2);
+	}
+	c->net.num_sw = len;
+	c->net.stride = stride;
+	c->net.next = c->next;
+	c->net.lft = (const uint8_t *const *)c->lft;
+	c->net.lft_len = c->len;
+	c->net.host_sw = c->host_sw;
+	c->net.host_port = c->host_port;
+	c->net.host_lid = c->host_lid;
+	c->net.lids_per_port = lids;
+}
+
+static void ch_free(struct ch_net *c)
+{
+	unsigned s;
+
+	for (s = 0; s < c->net.num_sw; s++)
+		free(c->lft[s]);
+	free(c->lft);
+	free(c->len);
+	free(c->next);
+}
+
+static struct oo_eval_score ch_score(const struct ch_net *c,
+				     const uint32_t *order, unsigned n,
+				     int traffic)
+{
+	struct oo_eval_work wk;
+	struct oo_eval_score sc;
+
+	ck_assert_int_eq(oo_eval_work_init(&wk, c->net.num_sw *
+					   c->net.stride), 0);
+	oo_eval_shift(&c->net, order, n, traffic, 1000000, &wk, &sc);
+	oo_eval_work_free(&wk);
+	return sc;
+}
+
+START_TEST(eval_walks_paths_longer_than_a_batch_keeps)
+{
+	static const uint32_t order[] = { 0, 1, 2, 3 };
+	static const unsigned lens[] = { 4, 14, 40 };
+	struct ch_net c;
+	struct oo_eval_score sc;
+	unsigned i;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		ch_build(&c, lens[i], 2, 1);
+		/* round 2 runs two flows each way over every link */
+		sc = ch_score(&c, order, 4, 0);
+		ck_assert_uint_eq(sc.lost, 0);
+		ck_assert_uint_eq(sc.rounds, 3);
+		ck_assert_double_eq_tol(sc.eff, (1.0 + 0.5 + 1.0) / 3, 1e-12);
+		/* a loop: the middle switch sends host 2's LID back */
+		c.lft[lens[i] / 2][3] = 1;
+		sc = ch_score(&c, order, 4, 0);
+		ck_assert_uint_eq(sc.lost, 2);
+		ch_free(&c);
+	}
+}
+END_TEST
+
+START_TEST(eval_loads_a_striped_flow_up_to_its_lost_lid)
+{
+	static const uint32_t order[] = { 0, 1, 2, 3 };
+	static const unsigned lens[] = { 6, 30 };
+	struct ch_net c;
+	struct oo_eval_score sc;
+	unsigned i, lid;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		unsigned mid = lens[i] / 2, last = lens[i] - 1;
+
+		/* LMC 1: hosts 0-1 have LIDs 1-4, host 3 LIDs 7 and 8; the
+		   flows back to hosts 0 and 1 end at their first switch:
+		   lost, they load no link */
+		ch_build(&c, lens[i], 2, 2);
+		for (lid = 1; lid <= 4; lid++)
+			c.lft[last][lid] = 0xff;
+		/* host 3's second LID ends at the middle switch: in round 2
+		   the links before it carry 0 -> 2's two LIDs and 1 -> 3's
+		   two, the one that arrives and the one lost on the way */
+		c.lft[mid][8] = 0xff;
+		sc = ch_score(&c, order, 4, OO_EVAL_SPREAD);
+		ck_assert_uint_eq(sc.lost, 4 + 2);
+		ck_assert_double_eq_tol(sc.eff, (1.0 + 0.5 + 1.0) / 3, 1e-12);
+		/* its first LID lost instead: the second is not walked, the
+		   links before the middle carry three LIDs */
+		c.lft[mid][8] = 2;
+		c.lft[mid][7] = 0xff;
+		sc = ch_score(&c, order, 4, OO_EVAL_SPREAD);
+		ck_assert_uint_eq(sc.lost, 4 + 2);
+		ck_assert_double_eq_tol(sc.eff, (1.0 + 2.0 / 3 + 1.0) / 3,
+					1e-12);
+		ch_free(&c);
+	}
+}
+END_TEST
+
+START_TEST(eval_rounds_of_more_flows_than_a_batch)
+{
+	uint32_t order[2 * CH_MAX_HOSTS];
+	struct ch_net c;
+	struct oo_eval_score sc;
+	unsigned i, k, n = 2 * CH_MAX_HOSTS;
+	double want = 0.0;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	ch_build(&c, 5, CH_MAX_HOSTS, 2);
+	/* round k sends min(k, n - k) flows each way over the chain */
+	for (k = 1; k < n; k++) {
+		unsigned across = k < n - k ? k : n - k;
+
+		want += 2.0 / (2.0 * across > 2.0 ? 2.0 * across : 2.0);
+	}
+	sc = ch_score(&c, order, n, OO_EVAL_SPREAD);
+	ck_assert_uint_eq(sc.lost, 0);
+	ck_assert_uint_eq(sc.rounds, n - 1);
+	ck_assert_double_eq_tol(sc.eff, want / (n - 1), 1e-12);
+	/* base LIDs only: each flow weighs two on its one LID */
+	sc = ch_score(&c, order, n, 0);
+	ck_assert_double_eq_tol(sc.eff, want / (n - 1), 1e-12);
+	ch_free(&c);
+}
+END_TEST
+
 START_TEST(eval_marks_the_switches_a_block_uses)
 {
 	static const uint32_t order[] = { 0, 2 };
@@ -3629,6 +3808,9 @@ static Suite *osmoffset_suite(void)
 
 	tcase_add_test(ev, eval_scores_shift_rounds);
 	tcase_add_test(ev, eval_counts_lost_flows);
+	tcase_add_test(ev, eval_walks_paths_longer_than_a_batch_keeps);
+	tcase_add_test(ev, eval_loads_a_striped_flow_up_to_its_lost_lid);
+	tcase_add_test(ev, eval_rounds_of_more_flows_than_a_batch);
 	tcase_add_test(ev, eval_finds_the_lids_a_flow_loses);
 	tcase_add_test(ev, eval_marks_the_switches_a_block_uses);
 	tcase_add_test(ev, eval_marks_base_and_further_offsets_apart);
