@@ -975,7 +975,6 @@ static int polish_entry(struct polish *p, uint32_t s, uint32_t h,
 			continue;
 		ok = try_move(p, s, h, offset, &cur, &alt, 0.0, best_gain,
 			      &gain);
-		clear_groups(p);
 		if (ok) {
 			best_gain = gain;
 			best_port = (uint8_t)port;
@@ -1131,7 +1130,6 @@ static int take_candidate(struct polish *p, uint32_t s, uint32_t h,
 		follow(p, s, cand[i], lid, h, &alt);
 		ok = try_move(p, s, h, offset, cur, &alt, 0.0, -1e-12,
 			      &gain);
-		clear_groups(p);
 		if (ok) {
 			move_entry(p, s, h, offset, cur, &alt, cand[i]);
 			return 1;
