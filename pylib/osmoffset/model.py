@@ -31,6 +31,7 @@ from typing import List, Optional
 import numpy as np
 
 from .fabric import InputError, Lfts, Topology
+from .leaves import is_aggregation_node
 from .progress import Progress
 from .rankorder import natural_key, read_hostfile
 
@@ -49,11 +50,6 @@ KIND_TEXT = {
     K_PORT0: "the switch itself", K_NOENTRY: "no LFT entry",
 }
 DROP_PORT = 255     # OpenSM's "no route" LFT entry
-
-
-def is_aggregation_node(desc):
-    """A SHARP aggregation node: a CA on a switch ASIC that runs no job."""
-    return "aggregation node" in (desc or "").lower()
 
 
 class Host:

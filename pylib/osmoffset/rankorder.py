@@ -5,10 +5,12 @@ order is a list of those hosts, rank 0 first:
 
   leaf    routing order: hosts grouped by the switch they hang off, those
           switches in the order of the first host name behind them (natural
-          sort, so h2 < h10), hosts of one switch by switch port number.
-          osmoffset's coordinated rule spreads the destinations in this
-          order, so a shift alltoall in it is free of link contention on a
-          full fat tree.
+          sort, so h2 < h10), hosts of one switch by switch port number;
+          SHARP aggregation nodes last (they name no switch: the first
+          host name of a switch is that of a host), as lft-analyze ranks
+          them.  osmoffset's coordinated rule spreads the destinations in
+          this order, so a shift alltoall in it is free of link contention
+          on a full fat tree.
   random  the hosts shuffled by Python's random.Random(seed).
   guid    by port GUID: what a scheduler that sorts by GUID or LID gives.
 
@@ -23,8 +25,10 @@ import re
 from typing import Dict, List, Optional
 
 from .fabric import InputError, Topology
+from .leaves import is_aggregation_node, off_leaf_switches
 
-__all__ = ["ORDERS", "Host", "hosts_of", "order_hosts", "read_hostfile",
+__all__ = ["ORDERS", "Host", "hosts_of", "job_hosts", "order_hosts",
+           "read_hostfile",
            "host_name", "format_order", "natural_key", "natural_shuffle"]
 
 ORDERS = ("leaf", "random", "guid")
@@ -76,11 +80,30 @@ def hosts_of(topo: Topology) -> List[Host]:
                          "switch) in the topology")
     first: Dict[int, list] = {}
     for h in out:
+        if is_aggregation_node(h.desc):
+            continue
         k = natural_key(h.desc)
         if h.leaf not in first or k < first[h.leaf]:
             first[h.leaf] = k
-    out.sort(key=lambda h: (first[h.leaf], h.leaf, h.leaf_port, h.guid))
+    out.sort(key=lambda h: (is_aggregation_node(h.desc),
+                            first.get(h.leaf, natural_key(h.desc)), h.leaf,
+                            h.leaf_port, h.guid))
     return out
+
+
+def job_hosts(topo: Topology, hosts: List[Host], leaves_only: bool = False):
+    """The hosts (of hosts_of(topo)) that run MPI ranks, and those left
+    out: SHARP aggregation nodes (lft-analyze gives them no rank either)
+    and, with leaves_only, the CAs cabled to spines or cores (management
+    HCAs: on switches the plugin's tree ranking takes for no leaf, see
+    osmoffset.leaves).  Where fewer than two would run ranks, all do."""
+    off = off_leaf_switches(topo) if leaves_only else set()
+    kept = [h for h in hosts
+            if not is_aggregation_node(h.desc) and h.leaf not in off]
+    if len(kept) < 2:
+        kept = list(hosts)
+    ids = {id(h) for h in kept}
+    return kept, [h for h in hosts if id(h) not in ids]
 
 
 def order_hosts(hosts: List[Host], how: str, seed: int = 1) -> List[Host]:
@@ -246,10 +269,14 @@ def _guid(text) -> Optional[int]:
         return None
 
 
-def resolve_order(spec: str, hosts: List[Host], seed: int = 1):
+def resolve_order(spec: str, hosts: List[Host], seed: int = 1, topo=None):
     """(label, hosts in rank order) for an order name of ORDERS or a
-    hostfile path."""
+    hostfile path; with topo (that of hosts), an order name takes the
+    hosts that run jobs only (job_hosts(): no SHARP aggregation node), as
+    rank-order writes it."""
     if spec in ORDERS:
         label = "random (seed %d)" % seed if spec == "random" else spec
+        if topo is not None:
+            hosts = job_hosts(topo, hosts)[0]
         return label, order_hosts(hosts, spec, seed)
     return "hostfile %s" % spec, read_hostfile(spec, hosts)

@@ -186,7 +186,7 @@ def _prepare(args, variants, orders, offsets, base_dir):
         for o in orders:
             try:
                 label, order = rankorder.resolve_order(o, rt.hosts,
-                                                       args.seed)
+                                                       args.seed, rt.topo)
             except fabric.InputError as exc:
                 raise UsageError("--order: %s" % exc)
             tag = "random" if o == "random" else (

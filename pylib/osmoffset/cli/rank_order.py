@@ -18,6 +18,13 @@ Orders (--order):
   random  shuffled with --seed
   guid    by port GUID (what sorting by GUID or LID gives)
 
+SHARP aggregation nodes run no job and are left out (lft-analyze gives
+them no rank either).  --leaves-only leaves out the CAs cabled to spines
+or cores too (management HCAs: on switches the plugin's tree ranking
+takes for no leaf, which it gives no leaf slot): the compute nodes, in
+the order port offsetting spreads them.  --all-cas lists every CA port.
+--json lists what was left out (left_out).
+
 The topology is an opensm-subnet.lst (opensm -D 0x43 or
 --dump_files_dir), ibnetdiscover output or an ibsim net file.  Names
 (--names): host = first word of the node description (default: "node01"
@@ -70,6 +77,13 @@ def build_parser():
                    choices=("hostfile", "slurm"),
                    help="hostfile (one name a line, default) or slurm "
                         "(one comma-separated line)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--leaves-only", action="store_true",
+                       help="leave out the CAs on spines or cores "
+                            "(management HCAs) too: the compute nodes")
+    which.add_argument("--all-cas", action="store_true",
+                       help="list every CA port cabled to a switch, SHARP "
+                            "aggregation nodes too")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write to FILE instead of stdout")
     p.add_argument("--json", action="store_true",
@@ -89,6 +103,9 @@ def main(argv=None):
     except InputError as exc:
         sys.stderr.write("%s: %s\n" % (PROG, exc))
         return 2
+    left_out = []
+    if not args.all_cas:
+        hosts, left_out = rankorder.job_hosts(topo, hosts, args.leaves_only)
     order = rankorder.order_hosts(hosts, args.order, args.seed)
     if args.json:
         doc = {"topology": args.topology, "order": args.order,
@@ -100,7 +117,10 @@ def main(argv=None):
                           "lid": h.lid,
                           "leaf": topo.nodes[h.leaf].desc,
                           "leaf_port": h.leaf_port}
-                         for i, h in enumerate(order)]}
+                         for i, h in enumerate(order)],
+               "left_out": [{"desc": h.desc, "guid": "0x%016x" % h.guid,
+                             "leaf": topo.nodes[h.leaf].desc}
+                            for h in left_out]}
         text = json.dumps(doc, indent=1) + "\n"
     else:
         text = rankorder.format_order(order, args.format, args.names)
