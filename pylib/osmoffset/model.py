@@ -31,7 +31,7 @@ from typing import List, Optional
 import numpy as np
 
 from .fabric import InputError, Lfts, Topology
-from .leaves import is_aggregation_node
+from .leaves import is_aggregation_node, off_leaf_switches
 from .progress import Progress
 from .rankorder import natural_key, read_hostfile
 
@@ -341,7 +341,8 @@ class FabricModel:
                           first.get(h.leaf, natural_key(h.desc)), h.leaf,
                           h.leaf_port)
 
-    def set_ranks(self, hostfile=None, order="leaf", job=None, job_index=0):
+    def set_ranks(self, hostfile=None, order="leaf", job=None, job_index=0,
+                  leaves_only=False):
         """Choose the MPI ranks (self.ranks: host indices in rank order).
 
         order 'leaf' (default): the topology order, the plugin's routing
@@ -351,13 +352,19 @@ class FabricModel:
         hostfile: the hosts it names, in its order (no 'order' then); see
         osmoffset.rankorder.read_hostfile for what a hostfile may say.
         job 'quarter' / 'half': only the contiguous block number job_index
-        (0-based) of len // 4 / len // 2 ranks of that order runs."""
+        (0-based) of len // 4 / len // 2 ranks of that order runs.
+        leaves_only (no hostfile): the CAs cabled to spines or cores
+        (management HCAs; osmoffset.leaves) run no rank either: the
+        compute nodes, as rank-order --leaves-only writes them."""
         if order not in ORDERS:
             raise InputError("--order", 0, f"unknown rank order {order!r} "
                              f"(known: {', '.join(ORDERS)})")
         if hostfile and order != "leaf":
             raise InputError("--order", 0, "a hostfile gives the rank order "
                              "itself; --order takes no other value with it")
+        if hostfile and leaves_only:
+            raise InputError("--leaves-only", 0, "a hostfile names the hosts "
+                             "itself; --leaves-only goes without it")
         if hostfile:
             named = read_hostfile(hostfile, self.hosts)
             self.ranks = np.array([h.idx for h in named], dtype=np.int64)
@@ -366,9 +373,17 @@ class FabricModel:
             compute = [h.idx for h in self.hosts
                        if not is_aggregation_node(h.desc)]
             skipped = self.N - len(compute)
+            off = []
+            if leaves_only:
+                switches = off_leaf_switches(self.topo)
+                off = [i for i in compute
+                       if self.sw_nodes[self.hosts[i].leaf].guid in switches]
+                gone = set(off)
+                compute = [i for i in compute if i not in gone]
             if len(compute) < 2:
                 compute = list(range(self.N))
                 skipped = 0
+                off = []
             ranks = np.array(compute, dtype=np.int64)
             if order == "random":
                 ranks = np.random.default_rng(self.seed).permutation(ranks)
@@ -379,6 +394,10 @@ class FabricModel:
                 self.rank_source += (f", {skipped} SHARP aggregation "
                                      f"node{'s' if skipped > 1 else ''} "
                                      "left out")
+            if off:
+                self.rank_source += (f", {len(off)} CA"
+                                     f"{'s' if len(off) > 1 else ''} on "
+                                     "spines or cores left out")
             self.ranks = ranks
         if job is None:
             return

@@ -17,6 +17,7 @@ from osmoffset.fabric import load_topology
 
 GEN_FABRIC = os.path.join(REPO, "sim-topologies", "gen-fabric")
 RANK_ORDER = os.path.join(REPO, "scripts", "rank-order")
+LFT_ANALYZE = os.path.join(REPO, "scripts", "lft-analyze")
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm"))
 
 
@@ -136,3 +137,31 @@ def test_rank_order_is_lft_analyzes_leaf_order(tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["0x%016x" % an.hosts[i].guid
                                 for i in an.ranks]
+    # the compute nodes: lft-analyze --leaves-only, rank-order --leaves-only
+    an = Analysis(load_topology(net),
+                  load_lfts(os.path.join(out, "opensm-lfts.dump")),
+                  leaves_only=True)
+    assert "2 CAs on spines or cores left out" in an.rank_source
+    p = run_script(RANK_ORDER, ["--topology", net, "--names", "guid",
+                                "--leaves-only"])
+    assert p.returncode == 0, p.stderr
+    ranks = ["0x%016x" % an.hosts[i].guid for i in an.ranks]
+    assert p.stdout.split() == ranks and len(ranks) == 48
+    p = run_script(LFT_ANALYZE, ["--lfts", os.path.join(out,
+                                                        "opensm-lfts.dump"),
+                                 "--topology", net, "--leaves-only",
+                                 "--job", "half", "--bisections", "0",
+                                 "--json"])
+    assert p.returncode in (0, 1), p.stderr
+    assert json.loads(p.stdout)["ranks"] == 24
+
+
+def test_lft_analyze_leaves_only_goes_without_a_hostfile(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("h0001\n")
+    net = os.path.join(REPO, "sim-topologies", "seed-4x4trunk.net")
+    p = run_script(LFT_ANALYZE, ["--lfts", net, "--topology", net,
+                                 "--hostfile", str(hosts), "--leaves-only"])
+    assert p.returncode == 2
+    assert p.stderr.strip() == "lft-analyze: --leaves-only goes without " \
+        "--hostfile (the hostfile names the hosts)"

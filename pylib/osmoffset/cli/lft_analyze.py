@@ -70,6 +70,10 @@ def parse_args(argv):
                     "order of their first host name, as the plugin routes "
                     "(default); 'random' = that order shuffled with --seed. "
                     " SHARP aggregation nodes get no rank")
+    ap.add_argument("--leaves-only", action="store_true",
+                    help="without --hostfile: the CAs cabled to spines or "
+                    "cores (management HCAs) get no rank either: the "
+                    "compute nodes, as rank-order --leaves-only lists them")
     ap.add_argument("--job", choices=("quarter", "half"),
                     help="simulate the alltoall of a job on a contiguous "
                     "block of 1/4 or 1/2 of the ranks of the order "
@@ -101,7 +105,8 @@ def analyse(lfts_path, topo, args, progress, path_sls=None):
                   seed=args.seed, bisections=args.bisections,
                   progress=progress, order=args.order, job=args.job,
                   job_index=args.job_index, path_sls=path_sls,
-                  credit_scope=args.credit_scope)
+                  credit_scope=args.credit_scope,
+                  leaves_only=args.leaves_only)
     an.run()
     for w in an.warnings:
         print(f"lft-analyze: warning: {w}", file=sys.stderr)
@@ -116,6 +121,10 @@ def main(argv=None):
     if args.hostfile and args.order != "leaf":
         print("lft-analyze: --order goes without --hostfile (the hostfile "
               "is the order)", file=sys.stderr)
+        return 2
+    if args.hostfile and args.leaves_only:
+        print("lft-analyze: --leaves-only goes without --hostfile (the "
+              "hostfile names the hosts)", file=sys.stderr)
         return 2
     if args.path_sl and args.credit_scope != "traffic":
         print("lft-analyze: --credit-loops every-entry goes without "
