@@ -18,6 +18,16 @@
 
 #include "osmoffset.h"
 
+/* Add w to the load of link at, noting it for the round's reset. */
+static void load_link(struct oo_eval_work *wk, uint32_t at, uint32_t w)
+{
+	if (!wk->load[at])
+		wk->touched[wk->num_touched++] = at;
+	wk->load[at] += w;
+	if (wk->load[at] > wk->max_load)
+		wk->max_load = wk->load[at];
+}
+
 /*
  * Follow one LID from switch s to host to's port; add w to every link it
  * crosses (wk NULL: only follow).  0 when it arrives, -1 at a dead end, a
@@ -36,13 +46,8 @@ static int walk_lid(const struct oo_eval_net *net, uint32_t s,
 		if (ret)
 			return ret > 0 ? 0 : -1;
 		s = net->next[at];
-		if (!wk)
-			continue;
-		if (!wk->load[at])
-			wk->touched[wk->num_touched++] = (uint32_t)at;
-		wk->load[at] += w;
-		if (wk->load[at] > wk->max_load)
-			wk->max_load = wk->load[at];
+		if (wk)
+			load_link(wk, (uint32_t)at, w);
 	}
 	return -1;		/* a loop */
 }
@@ -133,15 +138,8 @@ static void load_walk(const struct walk *x, struct oo_eval_work *wk)
 {
 	unsigned i;
 
-	for (i = 0; i < x->len; i++) {
-		uint32_t at = x->link[i];
-
-		if (!wk->load[at])
-			wk->touched[wk->num_touched++] = at;
-		wk->load[at] += x->w;
-		if (wk->load[at] > wk->max_load)
-			wk->max_load = wk->load[at];
-	}
+	for (i = 0; i < x->len; i++)
+		load_link(wk, x->link[i], x->w);
 }
 
 /*
