@@ -1422,17 +1422,25 @@ static void ev_setup(struct ev_net *e, int shifted)
 	ev_build(e, 2, up);
 }
 
-static struct oo_eval_score ev_score(const struct ev_net *e,
-				     const uint32_t *order, unsigned n,
-				     uint64_t budget)
+/* oo_eval_shift() of net in order, with work of its own. */
+static struct oo_eval_score net_score(const struct oo_eval_net *net,
+				      const uint32_t *order, unsigned n,
+				      int traffic, uint64_t budget)
 {
 	struct oo_eval_work wk;
 	struct oo_eval_score sc;
 
-	ck_assert_int_eq(oo_eval_work_init(&wk, e->net.num_sw * EV_STRIDE), 0);
-	oo_eval_shift(&e->net, order, n, 0, budget, &wk, &sc);
+	ck_assert_int_eq(oo_eval_work_init(&wk, net->num_sw * net->stride), 0);
+	oo_eval_shift(net, order, n, traffic, budget, &wk, &sc);
 	oo_eval_work_free(&wk);
 	return sc;
+}
+
+static struct oo_eval_score ev_score(const struct ev_net *e,
+				     const uint32_t *order, unsigned n,
+				     uint64_t budget)
+{
+	return net_score(&e->net, order, n, 0, budget);
 }
 
 START_TEST(eval_scores_shift_rounds)
@@ -1562,14 +1570,7 @@ static struct oo_eval_score ch_score(const struct ch_net *c,
 				     const uint32_t *order, unsigned n,
 				     int traffic)
 {
-	struct oo_eval_work wk;
-	struct oo_eval_score sc;
-
-	ck_assert_int_eq(oo_eval_work_init(&wk, c->net.num_sw *
-					   c->net.stride), 0);
-	oo_eval_shift(&c->net, order, n, traffic, 1000000, &wk, &sc);
-	oo_eval_work_free(&wk);
-	return sc;
+	return net_score(&c->net, order, n, traffic, 1000000);
 }
 
 START_TEST(eval_walks_paths_longer_than_a_batch_keeps)
