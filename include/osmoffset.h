@@ -56,6 +56,9 @@ struct oo_options {
 	int polish;		/* and single entries of leaves moved where
 				   that lowers a round's busiest link
 				   (default on) */
+	int spine_cas;		/* the stock guard's rank orders rank the
+				   CAs on spines or cores too (default
+				   off: a job runs on the leaves' hosts) */
 };
 
 /*
@@ -80,6 +83,7 @@ struct oo_options {
  *	digits_apart	= on | off  (default on; the same words)
  *	keep_live	= on | off  (default on; the same words)
  *	polish		= on | off  (default on; the same words)
+ *	spine_cas	= on | off  (default off; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -864,6 +868,16 @@ void oo_rank_tree_free(struct oo_rank_tree *t);
  * Returns 0, or -1 with no memory.
  */
 int oo_rank_leaves(const struct oo_rank_graph *g, uint8_t *leaf);
+
+/*
+ * The switches whose hosts run jobs (the stock guard's rank orders):
+ * job[s] = 1 for a leaf (oo_rank_leaves()), not for a spine or core with
+ * management HCAs on it; where fewer than two leaves have hosts, for
+ * every switch with hosts (a job on those would not cross the fabric:
+ * two switches joined by a trunk, one host on the one the ranking takes
+ * for a spine).  Returns 0, or -1 with no memory.
+ */
+int oo_rank_job_switches(const struct oo_rank_graph *g, uint8_t *job);
 
 /*
  * Compare two node descriptions the way people sort host names: runs of

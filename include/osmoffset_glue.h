@@ -100,6 +100,7 @@ enum oo_rule;
 				   first_neighbour() */
 /* not an LFT stage flag: in oo_guard_stages.variants, the polish */
 #define OO_GUARD_POLISH 0x100	/* oo_polish() */
+#define OO_GUARD_SPINE_CAS 0x200	/* the CAs on spines or cores rank */
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 			 unsigned lane_share, unsigned flags);
 

@@ -202,6 +202,20 @@ int oo_rank_leaves(const struct oo_rank_graph *g, uint8_t *leaf)
 	return 0;
 }
 
+int oo_rank_job_switches(const struct oo_rank_graph *g, uint8_t *job)
+{
+	unsigned s, n = 0;
+
+	if (oo_rank_leaves(g, job))
+		return -1;
+	for (s = 0; s < g->num_sw; s++)
+		n += job[s] && g->hosts[s];
+	if (n < 2)
+		for (s = 0; s < g->num_sw; s++)
+			job[s] = g->hosts[s] > 0;
+	return 0;
+}
+
 /* Leaves get level 0; returns how many. */
 static unsigned find_leaves(const struct oo_rank_graph *g,
 			    struct oo_rank_tree *t)

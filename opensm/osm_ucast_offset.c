@@ -170,7 +170,8 @@ static int build_guarded(struct oo_plugin *plugin)
 		    (plugin->opts.offsets_apart ? OO_LFT_OFFSETS_APART : 0) |
 		    (plugin->opts.digits_apart ? OO_LFT_DIGITS_APART : 0) |
 		    (plugin->opts.keep_live ? OO_LFT_KEEP_LIVE : 0) |
-		    (plugin->opts.polish ? OO_GUARD_POLISH : 0),
+		    (plugin->opts.polish ? OO_GUARD_POLISH : 0) |
+		    (plugin->opts.spine_cas ? OO_GUARD_SPINE_CAS : 0),
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,

@@ -12,8 +12,10 @@
  * digits of the CAs below one switch apart, further LID offsets apart
  * around the slots; the best goes on); they are scored with
  * oo_eval_shift() (osm_offset_eval.c) in the rank orders a job meets:
- * hosts grouped by leaf, each quarter and each half of that order, and
- * seeded random orders, with base-LID and (LMC > 0) striped traffic.
+ * the compute nodes (the hosts of the leaves; option spine_cas: the CAs
+ * on spines or cores too) grouped by leaf, each quarter and each half of
+ * that order, and seeded random orders, with base-LID and (LMC > 0)
+ * striped traffic.
  * OpenSM's own LFT stage (the one updn and minhop use) runs too, on the
  * same hop tables, and its tables are scored the same way.  Ours stay
  * where they score at least as well in every cell (and, where the stock
@@ -84,7 +86,7 @@
  */
 #define OO_GUARD_POLISH_SEEDS 4
 #define OO_GUARD_SEEDS 12
-#define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1) + 127)
+#define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1 + 1) + 127)
 
 /*
  * One score: a rank order (or, for random orders, the mean over several
@@ -97,6 +99,7 @@ struct oo_cell {
 	unsigned n;
 	int traffic;		/* LID offset, or OO_EVAL_SPREAD */
 	double slack;		/* relative loss that still counts as even */
+	int lost_only;		/* counts the flows lost, not the efficiency */
 };
 
 struct oo_guard {
@@ -114,13 +117,17 @@ struct oo_guard {
 	uint8_t *host_port;
 	uint16_t *host_lid;
 	const char **host_key;	/* sort key of the host's switch */
+	uint8_t *job_sw;	/* per switch: its hosts run jobs */
+	int spine_cas;		/* every switch's do (option spine_cas) */
 	unsigned num_hosts;
+	unsigned num_ranks;	/* hosts of the leaves, first in leaf_order */
 	uint32_t *leaf_order;
 	uint32_t *random_order[OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS];
 	struct oo_cell cell[OO_GUARD_MAX_CELLS];
 	unsigned num_cells;
 	unsigned first_offset_cell;	/* cells of one LID offset each */
 	unsigned num_base_cells;	/* cells of base-LID traffic */
+	unsigned num_eff_cells;		/* cells whose efficiency counts */
 	uint32_t *prof_before;	/* port profiles before any LFT stage */
 	struct oo_ca_ports all_ca;	/* every CA port, SHARP nodes too */
 	unsigned num_all_ca;
@@ -156,6 +163,7 @@ static void free_guard(struct oo_guard *g)
 	oo_ca_ports_free(&g->ca);
 	oo_ca_ports_free(&g->all_ca);
 	free(g->leaf_order);
+	free(g->job_sw);
 	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++)
 		free(g->random_order[i]);
 	free(g->prof_before);
@@ -201,7 +209,11 @@ static int index_subnet(struct oo_guard *g)
 
 static const struct oo_guard *sort_guard;
 
-/* Hosts grouped by switch, switches by their first host name. */
+/*
+ * Hosts grouped by switch, switches by their first host name; the hosts
+ * that run jobs (those of the leaves) first, those cabled to spines or
+ * cores (management HCAs) after them, whatever their names.
+ */
 static int cmp_leaf_order(const void *a, const void *b)
 {
 	const struct oo_guard *g = sort_guard;
@@ -210,6 +222,8 @@ static int cmp_leaf_order(const void *a, const void *b)
 	int r;
 
 	if (sx != sy) {
+		if (g->job_sw[sx] != g->job_sw[sy])
+			return g->job_sw[sx] ? -1 : 1;
 		r = oo_natural_cmp(g->host_key[x], g->host_key[y]);
 		if (r)
 			return r;
@@ -218,6 +232,57 @@ static int cmp_leaf_order(const void *a, const void *b)
 	if (g->host_port[x] != g->host_port[y])
 		return g->host_port[x] < g->host_port[y] ? -1 : 1;
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * Whether the hosts of each switch run jobs (oo_rank_job_switches(), over
+ * the cables between switches and the hosts of each): those of the
+ * leaves, not management HCAs on spines or cores.  NULL with no memory.
+ */
+static uint8_t *find_job_switches(const struct oo_guard *g)
+{
+	unsigned stride = g->net.stride, s, p, h, n = 0;
+	unsigned *first = calloc(g->num_sw + 1, sizeof(*first));
+	unsigned *hosts = calloc(g->num_sw + 1, sizeof(*hosts));
+	struct oo_rank_link *link = calloc((size_t)g->num_sw * stride + 1,
+					   sizeof(*link));
+	uint8_t *leaf = calloc(g->num_sw + 1, 1);
+	struct oo_rank_graph rg;
+
+	if (first && hosts && link && leaf) {
+		for (s = 0; s < g->num_sw; s++) {
+			first[s] = n;
+			for (p = 1; p < stride; p++) {
+				uint32_t to = g->next[(size_t)s * stride + p];
+
+				if (to == OO_EVAL_NONE || to == s)
+					continue;
+				link[n].to = to;
+				link[n++].port = (uint8_t)p;
+			}
+		}
+		first[g->num_sw] = n;
+		for (h = 0; h < g->num_hosts; h++)
+			hosts[g->host_sw[h]]++;
+		memset(&rg, 0, sizeof(rg));
+		rg.num_sw = g->num_sw;
+		rg.stride = stride;
+		rg.first = first;
+		rg.link = link;
+		rg.hosts = hosts;
+		rg.order = NULL;	/* nothing is ranked */
+		if (oo_rank_job_switches(&rg, leaf)) {
+			free(leaf);
+			leaf = NULL;
+		}
+	} else {
+		free(leaf);
+		leaf = NULL;
+	}
+	free(first);
+	free(hosts);
+	free(link);
+	return leaf;
 }
 
 /* Give every host the smallest host name found on its switch. */
@@ -239,12 +304,25 @@ static void assign_switch_keys(struct oo_guard *g)
 	free(first);
 }
 
+/*
+ * The rank orders: the hosts of the leaves (num_ranks of them) in leaf
+ * order, and shuffles of it.  A job runs on those: the CAs cabled to
+ * spines or cores (management HCAs) run none, and they would shift every
+ * job block after them by as many ranks where their names sort first
+ * ("mgmt01" before "node001").  Their LIDs are still routed and checked
+ * (lost_ca_lids()).  Where fewer than two hosts are on leaves, or with
+ * the option spine_cas, every host runs a rank.
+ */
 static int make_orders(struct oo_guard *g)
 {
 	unsigned h, i;
 
 	g->leaf_order = calloc(g->num_hosts + 1, sizeof(*g->leaf_order));
-	if (!g->leaf_order)
+	if (!g->spine_cas)
+		g->job_sw = find_job_switches(g);
+	else if ((g->job_sw = malloc(g->num_sw + 1)))
+		memset(g->job_sw, 1, g->num_sw + 1);
+	if (!g->leaf_order || !g->job_sw)
 		return -1;
 	for (h = 0; h < g->num_hosts; h++)
 		g->leaf_order[h] = h;
@@ -253,14 +331,18 @@ static int make_orders(struct oo_guard *g)
 	qsort(g->leaf_order, g->num_hosts, sizeof(*g->leaf_order),
 	      cmp_leaf_order);
 	sort_guard = NULL;
+	for (h = 0; h < g->num_hosts; h++)
+		g->num_ranks += g->job_sw[g->host_sw[h]];
+	if (g->num_ranks < 2)
+		g->num_ranks = g->num_hosts;
 	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++) {
 		g->random_order[i] = malloc(sizeof(uint32_t) *
 					    (g->num_hosts + 1));
 		if (!g->random_order[i])
 			return -1;
 		memcpy(g->random_order[i], g->leaf_order,
-		       sizeof(uint32_t) * g->num_hosts);
-		oo_eval_shuffle(g->random_order[i], g->num_hosts, i + 1);
+		       sizeof(uint32_t) * g->num_ranks);
+		oo_eval_shuffle(g->random_order[i], g->num_ranks, i + 1);
 	}
 	return 0;
 }
@@ -280,7 +362,31 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 		c->n = n;
 		c->traffic = spread ? OO_EVAL_SPREAD : 0;
 		c->slack = num_orders > 1 ? OO_GUARD_RANDOM_SLACK : 0.0;
+		c->lost_only = 0;
 		g->num_base_cells += !spread;
+		g->num_eff_cells++;
+	}
+}
+
+/*
+ * Where some hosts run no rank (CAs cabled to spines or cores), the leaf
+ * order of every host, scored for the flows lost only: their LIDs must
+ * stay routed from every host as well as the stock tables route them
+ * (their efficiency is management traffic's, and steers nothing).
+ */
+static void add_lost_only_cells(struct oo_guard *g)
+{
+	unsigned c = g->num_cells;
+
+	if (g->num_ranks == g->num_hosts)
+		return;
+	add_cell(g, "every host, flows lost", 0, &g->leaf_order, 1,
+		 g->num_hosts);
+	for (; c < g->num_cells; c++) {
+		g->cell[c].lost_only = 1;
+		g->cell[c].slack = 1.0;
+		g->num_base_cells -= !g->cell[c].traffic;
+		g->num_eff_cells--;
 	}
 }
 
@@ -299,16 +405,18 @@ static void add_offset_cells(struct oo_guard *g)
 		snprintf(c->name, sizeof(c->name), "leaf order base+%u", k);
 		c->order[0] = g->leaf_order;
 		c->num_orders = 1;
-		c->n = g->num_hosts;
+		c->n = g->num_ranks;
 		c->traffic = (int)k;
 		c->slack = 0.0;
+		c->lost_only = 0;
+		g->num_eff_cells++;
 	}
 }
 
 /* The rank orders and traffic the two sets of tables are scored on. */
 static void make_cells(struct oo_guard *g)
 {
-	unsigned n = g->num_hosts, q;
+	unsigned n = g->num_ranks, q;
 	uint32_t *block;
 
 	add_cell(g, "leaf order", 0, &g->leaf_order, 1, n);
@@ -322,6 +430,7 @@ static void make_cells(struct oo_guard *g)
 		add_cell(g, "half job ", q + 1, &block, 1,
 			 (q + 1) * n / 2 - q * n / 2);
 	}
+	add_lost_only_cells(g);
 	add_cell(g, "random orders", 0, g->random_order + OO_GUARD_POLISH_SEEDS,
 		 OO_GUARD_SEEDS, n);
 	add_offset_cells(g);
@@ -1029,8 +1138,8 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		   struct oo_eval_score *mixed)
 {
 	unsigned blocks = g->net.lids_per_port > 1 ? 2 : 1;
-	unsigned quarters = g->num_hosts >= 8 ? 4 * blocks : 0;
-	unsigned halves = g->num_hosts >= 4 ? 2 * blocks : 0;
+	unsigned quarters = g->num_ranks >= 8 ? 4 * blocks : 0;
+	unsigned halves = g->num_ranks >= 4 ? 2 * blocks : 0;
 	unsigned first = blocks, lost = 0, dests, own, own_dests, step;
 	unsigned sharp = 0;
 	int ca_lost = OO_MIX_UNCOUNTED;	/* lost_in_place() */
@@ -1260,6 +1369,8 @@ static void sum_scores(const struct oo_guard *g,
 	memset(sum, 0, sizeof(*sum));
 	for (c = 0; c < g->num_cells; c++) {
 		sum->lost += score[c].lost;
+		if (g->cell[c].lost_only)
+			continue;
 		sum->all += score[c].eff;
 		if (!g->cell[c].traffic)
 			sum->base += score[c].eff;
@@ -1298,9 +1409,9 @@ static void log_variant(const struct oo_guard *g,
 		"lost, base LIDs %.4f, all cells %.4f on average, against %"
 		PRIu64 ", %.4f, %.4f); %s\n", v->what_new,
 		better ? "better" : "no better", v->what_old, mine->lost,
-		mine->base / g->num_base_cells, mine->all / g->num_cells,
+		mine->base / g->num_base_cells, mine->all / g->num_eff_cells,
 		ours->lost, ours->base / g->num_base_cells,
-		ours->all / g->num_cells,
+		ours->all / g->num_eff_cells,
 		better ? "they go on in their place" : "those go on");
 }
 
@@ -1483,7 +1594,7 @@ static unsigned polish_cells(const struct oo_guard *g, const double *lead,
 		const struct oo_cell *gc = &g->cell[c];
 		int random = gc->num_orders > 1;
 
-		if (base_only && gc->traffic)
+		if ((base_only && gc->traffic) || gc->lost_only)
 			continue;
 		for (i = 0; i < (random ? OO_GUARD_POLISH_SEEDS : 1); i++) {
 			cell[n].order = random ? g->random_order[i] :
@@ -1744,9 +1855,10 @@ static int polished_stock_beats(struct oo_guard *g,
 		"least as well as the stock ones in all %u cells and better "
 		"on the whole (base LIDs %.4f, all cells %.4f on average, "
 		"against %.4f, %.4f)\n", whose, g->num_cells,
-		sum_mine.base / g->num_base_cells, sum_mine.all / g->num_cells,
+		sum_mine.base / g->num_base_cells,
+		sum_mine.all / g->num_eff_cells,
 		sum_stock.base / g->num_base_cells,
-		sum_stock.all / g->num_cells);
+		sum_stock.all / g->num_eff_cells);
 	return 1;
 }
 
@@ -2162,9 +2274,9 @@ static int offsets_of_ours_win(struct oo_guard *g,
 				"%.4f on average, against %" PRIu64 ", %.4f, "
 				"%.4f)\n", t->would, sum_mine.lost,
 				sum_mine.base / g->num_base_cells,
-				sum_mine.all / g->num_cells, sum_kept.lost,
+				sum_mine.all / g->num_eff_cells, sum_kept.lost,
 				sum_kept.base / g->num_base_cells,
-				sum_kept.all / g->num_cells);
+				sum_kept.all / g->num_eff_cells);
 		return 0;
 	}
 	lost = lost_in_place(g, st);
@@ -2191,9 +2303,10 @@ static int offsets_of_ours_win(struct oo_guard *g,
 		"lost, base LIDs %.4f, all cells %.4f on average, against %"
 		PRIu64 ", %.4f, %.4f); the tables have no credit loop\n",
 		t->done, g->num_cells, slack, sum_mine.lost,
-		sum_mine.base / g->num_base_cells, sum_mine.all / g->num_cells,
+		sum_mine.base / g->num_base_cells,
+		sum_mine.all / g->num_eff_cells,
 		sum_kept.lost, sum_kept.base / g->num_base_cells,
-		sum_kept.all / g->num_cells);
+		sum_kept.all / g->num_eff_cells);
 	return 1;
 }
 
@@ -2288,9 +2401,9 @@ static int try_beside_base(struct oo_guard *g,
 			beside_base.would, won ? "the tables that won" :
 			"the stock LFTs", sum_mine.lost,
 			sum_mine.base / g->num_base_cells,
-			sum_mine.all / g->num_cells, sum_them.lost,
+			sum_mine.all / g->num_eff_cells, sum_them.lost,
 			sum_them.base / g->num_base_cells,
-			sum_them.all / g->num_cells);
+			sum_them.all / g->num_eff_cells);
 	else
 		ret = offsets_of_ours_win(g, st, &beside_base, mine, kept,
 					  stock, kept_lost);
@@ -2611,6 +2724,43 @@ built:
 }
 
 /*
+ * The stock tables stay (polished, or with port offsetting's further LID
+ * offsets), though they lose no cell and port offsetting's do.  Returns 1
+ * where OpenSM's whole reach pass would leave more CA LIDs of them
+ * without a route from some CA than of ours (lft_ours), which then go on:
+ * reaching every LID comes first.  Most often those are the LIDs of
+ * management HCAs on spines, which no cell scores (they run no rank), and
+ * whose turns the pass cannot take loop-free beside the stock routes; at
+ * LMC > 0 the pass may also lend such a LID the routes of another LID of
+ * its port (oo_reach_fill_vls()), which neither count takes.  Else 0,
+ * with the tables in place as they were.
+ */
+static int ours_reach_more(struct oo_guard *g,
+			   const struct oo_guard_stages *st)
+{
+	struct oo_guard_snapshot was = { NULL, NULL };
+	int kept, ours = -1;
+
+	if (!st->fill_whole || st->lanes_beyond_vl0)
+		return 0;
+	kept = lost_after_whole(g, st);
+	if (kept <= 0 || take_snapshot(g, &was))
+		goto out;
+	copy_lfts(g, g->lft_ours, 0);
+	ours = lost_after_whole(g, st);
+	put_back_snapshot(g, &was);
+	if (ours < 0 || ours >= kept)
+		goto out;
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the tables "
+		"that won leave %d CA LIDs without a route from some CA after "
+		"the reach pass, port offsetting's %d: port offsetting's go "
+		"on, though they score lower in a cell\n", kept, ours);
+out:
+	free_snapshot(&was);
+	return ours >= 0 && ours < kept;
+}
+
+/*
  * Ours are built and in place.  Variants of them replace them if they
  * score better (try_variants()).  Build the stock tables too and keep
  * ours, else a mix, else stock, whichever first scores at least as well as
@@ -2707,6 +2857,8 @@ static int compare_with_stock(struct oo_guard *g,
 	else if (st->variants & OO_GUARD_POLISH)
 		try_polish_base_hops(g, st, polished ? scratch : own,
 				     kept_lost, own, mixed);
+	if (ours_reach_more(g, st))
+		goto ours_back;
 	goto out;
 ours_back:
 	copy_lfts(g, g->lft_ours, 0);
@@ -2733,6 +2885,7 @@ int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 	memset(&g, 0, sizeof(g));
 	g.osm = osm;
 	g.log = &osm->log;
+	g.spine_cas = !!(st->variants & OO_GUARD_SPINE_CAS);
 	if (prepare_guard(&g) ||
 	    !(g.prof_before = malloc(sizeof(uint32_t) *
 				     (total_ports(&g) + 1))) ||
@@ -2761,10 +2914,11 @@ int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 		OSM_LOG(g.log, OSM_LOG_ERROR, "ERR 9F08: stock guard: no "
 			"memory or the stock stage failed; port offsetting's "
 			"LFTs are used unchecked\n");
-	OSM_LOG(g.log, OSM_LOG_VERBOSE, "osmoffset: stock guard: %u hosts, "
-		"%u cells (%.3f s CPU, of which %.3f s the stock LFT stage)\n",
-		g.num_hosts, g.num_cells, oo_thread_cpu_seconds() - cpu,
-		g.stock_cpu);
+	OSM_LOG(g.log, OSM_LOG_VERBOSE, "osmoffset: stock guard: %u hosts "
+		"(%u off the leaves, no ranks), %u cells (%.3f s CPU, of "
+		"which %.3f s the stock LFT stage)\n", g.num_hosts,
+		g.num_hosts - g.num_ranks, g.num_cells,
+		oo_thread_cpu_seconds() - cpu, g.stock_cpu);
 out:
 	free(ours);
 	free_guard(&g);

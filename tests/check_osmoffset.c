@@ -2464,6 +2464,54 @@ START_TEST(rank_hosts_on_a_core_keep_it_a_core)
 }
 END_TEST
 
+START_TEST(rank_jobs_run_on_the_leaves_only)
+{
+	/*
+	 * Four leaves and four spines, two management HCAs on spine 5: the
+	 * jobs run on the leaves' hosts.  Without those HCAs, the same.
+	 */
+	static const unsigned mgmt[8] = { 4, 4, 4, 4, 0, 2, 0, 0 };
+	static const unsigned none[8] = { 4, 4, 4, 4, 0, 0, 0, 0 };
+	unsigned cable[16][4], n = two_level_cables(cable, 0), s;
+	uint8_t job[8];
+	struct rg r;
+
+	rg_graph(&r, 8, mgmt, cable, n);
+	ck_assert_int_eq(oo_rank_job_switches(&r.g, job), 0);
+	for (s = 0; s < 8; s++)
+		ck_assert_uint_eq(job[s], s < 4);
+	rg_graph(&r, 8, none, cable, n);
+	ck_assert_int_eq(oo_rank_job_switches(&r.g, job), 0);
+	for (s = 0; s < 8; s++)
+		ck_assert_uint_eq(job[s], s < 4);
+}
+END_TEST
+
+START_TEST(rank_jobs_cross_a_trunk_from_a_lone_host)
+{
+	/*
+	 * The 2008 mail's fabric: switch 0 with one host joined to switch 1
+	 * with four by four parallel cables.  The ranking takes switch 0 for
+	 * a spine (more cables to host switches than hosts); the lone host
+	 * still runs jobs, or no job would cross the trunk.
+	 */
+	static const unsigned hosts[2] = { 1, 4 };
+	static const unsigned cable[][4] = {
+		{ 0, 2, 1, 5 }, { 0, 3, 1, 6 }, { 0, 4, 1, 7 }, { 0, 5, 1, 8 },
+	};
+	uint8_t job[2];
+	struct rg r;
+
+	rg_graph(&r, 2, hosts, cable, 4);
+	ck_assert_int_eq(oo_rank_leaves(&r.g, job), 0);
+	ck_assert_uint_eq(job[0], 0);
+	ck_assert_uint_eq(job[1], 1);
+	ck_assert_int_eq(oo_rank_job_switches(&r.g, job), 0);
+	ck_assert_uint_eq(job[0], 1);
+	ck_assert_uint_eq(job[1], 1);
+}
+END_TEST
+
 START_TEST(rank_tapered_edges_number_their_own_links)
 {
 	/*
@@ -3496,6 +3544,40 @@ START_TEST(design_lanes_option)
 END_TEST
 
 /*
+ * spine_cas is off by default (the guard's orders rank the leaves' hosts
+ * only); on (yes, 1) turns it on alone; a bad value or the key twice with
+ * different values is refused, naming it.
+ */
+START_TEST(spine_cas_option)
+{
+	static const char *const on[] = { "on", "yes", "1" };
+	struct oo_options o;
+	char text[64], err[256];
+	unsigned i;
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.spine_cas, 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text), "port_offsetting=on spine_cas=%s",
+			 on[i]);
+		ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)),
+				 0);
+		ck_assert_int_eq(o.spine_cas, 1);
+		ck_assert_int_eq(o.polish, 1);
+		ck_assert_int_eq(o.stock_guard, 1);
+	}
+	ck_assert_int_eq(oo_options_parse("spine_cas=off", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.spine_cas, 0);
+	parse_bad("spine_cas=mgmt", "spine_cas value 'mgmt' is not one of "
+		  "on, off");
+	parse_bad("spine_cas=on spine_cas=off",
+		  "spine_cas is given twice, as on and as off");
+}
+END_TEST
+
+/*
  * The reach model with the hosts crossing over (L0 sends h1 over S0, L1
  * sends h0 over S1) and a second management HCA m1 on S1 port 3 (it takes
  * S1's LID 4), which S0 sends down to L1 and L1 up to S1.  S1 has no entry
@@ -3804,6 +3886,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, stock_guard_option);
 	tcase_add_test(opt, reach_all_option);
 	tcase_add_test(opt, design_lanes_option);
+	tcase_add_test(opt, spine_cas_option);
 	tcase_add_test(opt, reach_vls_option);
 	suite_add_tcase(s, opt);
 
@@ -3834,6 +3917,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rk, rank_missing_cable_leaves_a_hole);
 	tcase_add_test(rk, rank_hosts_on_a_spine_keep_it_a_spine);
 	tcase_add_test(rk, rank_hosts_on_a_core_keep_it_a_core);
+	tcase_add_test(rk, rank_jobs_run_on_the_leaves_only);
+	tcase_add_test(rk, rank_jobs_cross_a_trunk_from_a_lone_host);
 	tcase_add_test(rk, rank_tapered_edges_number_their_own_links);
 	tcase_add_test(rk, rank_windowed_spines_number_lanes_alike);
 	tcase_add_test(rk, rank_windowed_spines_share_a_short_design);

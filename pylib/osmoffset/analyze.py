@@ -49,7 +49,7 @@ class Analysis(FabricModel):
                  progress: Optional[Progress] = None, order: str = "leaf",
                  job: Optional[str] = None, job_index: int = 0,
                  path_sls=None, credit_scope: str = "traffic",
-                 leaves_only: bool = False):
+                 spine_cas: bool = False):
         if credit_scope not in CREDIT_SCOPES:
             raise ValueError(f"credit_scope {credit_scope!r}: one of "
                              f"{', '.join(CREDIT_SCOPES)}")
@@ -58,7 +58,7 @@ class Analysis(FabricModel):
         self.path_sls = path_sls
         self.diversity_samples = diversity_samples
         super().__init__(topo, lfts, lmc=lmc, seed=seed, progress=progress)
-        self.set_ranks(hostfile, order, job, job_index, leaves_only)
+        self.set_ranks(hostfile, order, job, job_index, spine_cas)
 
     # the steps, in the order run() takes them --------------------------
     def validate(self):

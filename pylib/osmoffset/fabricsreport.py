@@ -266,8 +266,9 @@ def write_doc(path, command, args, fabs, notes, engines, lmcs, results,
         "on the first contiguous quarter / half of the hosts in leaf order "
         "(`lft-analyze --job quarter|half`), **random** = leaf order "
         "shuffled with numpy's default_rng(seed %d) (`lft-analyze --order "
-        "random --seed %d`). SHARP aggregation nodes are routed and checked "
-        "but run no rank." % (args.seed, args.seed))
+        "random --seed %d`). SHARP aggregation nodes, and CAs cabled to "
+        "spines or cores (management HCAs), are routed and checked but run "
+        "no rank: a job runs on the leaves' hosts." % (args.seed, args.seed))
     add("")
     add("Engines: %s. Each cell is one `scripts/osm-sim --allow-fallback` "
         "run (OpenSM 3.3.23 on ibsim); a fallback to another engine is "

@@ -379,7 +379,7 @@ def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force,
                 key = {"argv": argv, "net_sha": info["sha"],
                        "seed": seed, "orders": ORDERS,
                        "plugin_sha": psha if ours else None,
-                       "version": 3}
+                       "version": 4}
                 tasks.append({
                     "id": (f, e, lmc), "dir": celldir, "sim": argv,
                     "key": json.loads(json.dumps(key)),

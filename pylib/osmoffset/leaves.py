@@ -9,7 +9,8 @@ leaves (a core switch of a three-level tree).  The plugin ranks its tree
 from these leaves and gives a CA on another switch no leaf slot
 (oo_rank_leaves() in opensm/osm_offset_rank.c; this is the same rule for
 the tools): the hosts of the leaves are the compute nodes, in the order
-its coordinated rule spreads.  SHARP aggregation nodes are no hosts here.
+its coordinated rule spreads, the ranks of its stock guard's orders and
+of lft-analyze's and rank-order's.  SHARP aggregation nodes are no hosts here.
 
   is_aggregation_node(desc)     a SHARP aggregation node's CA
   leaf_switches(links, hosts)   the rule over a switch graph

@@ -342,29 +342,33 @@ class FabricModel:
                           h.leaf_port)
 
     def set_ranks(self, hostfile=None, order="leaf", job=None, job_index=0,
-                  leaves_only=False):
+                  spine_cas=False):
         """Choose the MPI ranks (self.ranks: host indices in rank order).
 
         order 'leaf' (default): the topology order, the plugin's routing
         order (see _host_order()); 'random': that
-        order shuffled with self.seed.  SHARP aggregation nodes are left
-        out of both (they are routed and checked, but run no ranks).
+        order shuffled with self.seed.  SHARP aggregation nodes and the
+        CAs cabled to spines or cores (management HCAs: on switches the
+        plugin's tree ranking takes for no leaf, see osmoffset.leaves) are
+        left out of both, as the plugin's stock guard leaves them out of
+        its orders: they are routed and checked, but run no ranks (the
+        compute nodes, as rank-order writes them).
         hostfile: the hosts it names, in its order (no 'order' then); see
         osmoffset.rankorder.read_hostfile for what a hostfile may say.
         job 'quarter' / 'half': only the contiguous block number job_index
         (0-based) of len // 4 / len // 2 ranks of that order runs.
-        leaves_only (no hostfile): the CAs cabled to spines or cores
-        (management HCAs; osmoffset.leaves) run no rank either: the
-        compute nodes, as rank-order --leaves-only writes them."""
+        spine_cas (no hostfile): the CAs on spines or cores rank too, in
+        their place in the topology order (by their names: "mgmt01" sorts
+        before "node001")."""
         if order not in ORDERS:
             raise InputError("--order", 0, f"unknown rank order {order!r} "
                              f"(known: {', '.join(ORDERS)})")
         if hostfile and order != "leaf":
             raise InputError("--order", 0, "a hostfile gives the rank order "
                              "itself; --order takes no other value with it")
-        if hostfile and leaves_only:
-            raise InputError("--leaves-only", 0, "a hostfile names the hosts "
-                             "itself; --leaves-only goes without it")
+        if hostfile and spine_cas:
+            raise InputError("--spine-cas", 0, "a hostfile names the hosts "
+                             "itself; --spine-cas goes without it")
         if hostfile:
             named = read_hostfile(hostfile, self.hosts)
             self.ranks = np.array([h.idx for h in named], dtype=np.int64)
@@ -374,7 +378,7 @@ class FabricModel:
                        if not is_aggregation_node(h.desc)]
             skipped = self.N - len(compute)
             off = []
-            if leaves_only:
+            if not spine_cas:
                 switches = off_leaf_switches(self.topo)
                 off = [i for i in compute
                        if self.sw_nodes[self.hosts[i].leaf].guid in switches]

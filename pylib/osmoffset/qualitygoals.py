@@ -127,7 +127,8 @@ def regression_goals(out, scatter_seed, log):
                     fabric.load_topology(os.path.join(
                         d, "opensm-subnet.lst")),
                     fabric.load_lfts(os.path.join(d, "opensm-lfts.dump")))
-                order = rankorder.order_hosts(rt.hosts, "leaf")
+                order = rankorder.order_hosts(
+                    rankorder.job_hosts(rt.topo, rt.hosts)[0], "leaf")
                 times[c] = schedule.lid_offset_times(rt, order)
         except (RuntimeError, OSError, fabric.InputError,
                 routes.RouteError) as exc:

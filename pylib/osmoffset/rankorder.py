@@ -91,13 +91,14 @@ def hosts_of(topo: Topology) -> List[Host]:
     return out
 
 
-def job_hosts(topo: Topology, hosts: List[Host], leaves_only: bool = False):
+def job_hosts(topo: Topology, hosts: List[Host], spine_cas: bool = False):
     """The hosts (of hosts_of(topo)) that run MPI ranks, and those left
-    out: SHARP aggregation nodes (lft-analyze gives them no rank either)
-    and, with leaves_only, the CAs cabled to spines or cores (management
-    HCAs: on switches the plugin's tree ranking takes for no leaf, see
-    osmoffset.leaves).  Where fewer than two would run ranks, all do."""
-    off = off_leaf_switches(topo) if leaves_only else set()
+    out: SHARP aggregation nodes and, unless spine_cas, the CAs cabled to
+    spines or cores (management HCAs: on switches the plugin's tree
+    ranking takes for no leaf, see osmoffset.leaves), as lft-analyze and
+    the plugin's stock guard leave them out.  Where fewer than two would
+    run ranks, all do."""
+    off = set() if spine_cas else off_leaf_switches(topo)
     kept = [h for h in hosts
             if not is_aggregation_node(h.desc) and h.leaf not in off]
     if len(kept) < 2:
@@ -272,8 +273,8 @@ def _guid(text) -> Optional[int]:
 def resolve_order(spec: str, hosts: List[Host], seed: int = 1, topo=None):
     """(label, hosts in rank order) for an order name of ORDERS or a
     hostfile path; with topo (that of hosts), an order name takes the
-    hosts that run jobs only (job_hosts(): no SHARP aggregation node), as
-    rank-order writes it."""
+    hosts that run jobs only (job_hosts(): no SHARP aggregation node, no
+    CA on a spine or core), as rank-order writes it."""
     if spec in ORDERS:
         label = "random (seed %d)" % seed if spec == "random" else spec
         if topo is not None:

@@ -75,12 +75,12 @@ def test_management_hcas_on_spines_hang_off_no_leaf(tmp_path):
     assert sorted(topo.nodes[g].desc for g in off) == \
         ["MF0;spine01:SW12/U1", "MF0;spine02:SW12/U1"]
     hosts = rankorder.hosts_of(topo)
-    kept, out = rankorder.job_hosts(topo, hosts, leaves_only=True)
+    kept, out = rankorder.job_hosts(topo, hosts)
     assert len(kept) == 48 and all(h.desc.startswith("node") for h in kept)
     assert sorted(h.desc.split()[0] for h in out
                   if not leaves.is_aggregation_node(h.desc)) == \
         ["mgmt01", "mgmt02"]
-    kept, out = rankorder.job_hosts(topo, hosts)
+    kept, out = rankorder.job_hosts(topo, hosts, spine_cas=True)
     assert len(kept) == 50 and len(out) == 11     # a SHARP node per ASIC
     assert all(leaves.is_aggregation_node(h.desc) for h in out)
 
@@ -89,9 +89,11 @@ def test_rank_order_leaves_out_what_runs_no_job(tmp_path):
     """SHARP aggregation nodes used to name a switch's place in the leaf
     order (every switch has one: leaves then went by GUID) and came into
     the hostfile (one 'Mellanox' line).  Now they are left out, and the
-    order is lft-analyze's leaf order, whose ranks they never were."""
+    order is lft-analyze's leaf order, whose ranks they never were.  The
+    management HCAs on the spines run no job either (they used to take
+    ranks 0 and 1, and shift every job block by two)."""
     net = cluster(tmp_path, "--sharp")
-    p = run_script(RANK_ORDER, ["--topology", net, "--json"])
+    p = run_script(RANK_ORDER, ["--topology", net, "--spine-cas", "--json"])
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert len(doc["hosts"]) == 50
@@ -102,22 +104,23 @@ def test_rank_order_leaves_out_what_runs_no_job(tmp_path):
     assert names[:3] == ["mgmt01 HCA-1", "mgmt02 HCA-1", "node000 HCA-1"]
     assert names[2:] == ["node%03d HCA-1" % i for i in range(48)]
     p = run_script(RANK_ORDER, ["--topology", net])
-    assert "Mellanox" not in p.stdout
-    p = run_script(RANK_ORDER, ["--topology", net, "--leaves-only",
-                                "--json"])
-    assert p.returncode == 0, p.stderr
-    compute = json.loads(p.stdout)
-    assert [h["desc"] for h in compute["hosts"]] == names[2:]
-    assert sorted(h["desc"] for h in compute["left_out"]
-                  if h["desc"].startswith("mgmt")) == \
-        ["mgmt01 HCA-1", "mgmt02 HCA-1"]
+    assert "Mellanox" not in p.stdout and "mgmt" not in p.stdout
+    for flags in ([], ["--leaves-only"]):
+        p = run_script(RANK_ORDER, ["--topology", net, "--json"] + flags)
+        assert p.returncode == 0, p.stderr
+        compute = json.loads(p.stdout)
+        assert [h["desc"] for h in compute["hosts"]] == names[2:]
+        assert sorted(h["desc"] for h in compute["left_out"]
+                      if h["desc"].startswith("mgmt")) == \
+            ["mgmt01 HCA-1", "mgmt02 HCA-1"]
     p = run_script(RANK_ORDER, ["--topology", net, "--all-cas", "--json"])
     every = json.loads(p.stdout)
     assert len(every["hosts"]) == 61 and not every["left_out"]
     assert [h["desc"] for h in every["hosts"][:50]] == names
-    p = run_script(RANK_ORDER, ["--topology", net, "--all-cas",
-                                "--leaves-only"])
-    assert p.returncode == 2 and "not allowed with" in p.stderr
+    for flags in (["--all-cas", "--leaves-only"],
+                  ["--spine-cas", "--leaves-only"]):
+        p = run_script(RANK_ORDER, ["--topology", net] + flags)
+        assert p.returncode == 2 and "not allowed with" in p.stderr
 
 
 def test_rank_order_is_lft_analyzes_leaf_order(tmp_path):
@@ -132,36 +135,42 @@ def test_rank_order_is_lft_analyzes_leaf_order(tmp_path):
                      "--roots", "none", "--allow-fallback"])
     assert p.returncode == 0, p.stderr
     an = Analysis(load_topology(net),
-                  load_lfts(os.path.join(out, "opensm-lfts.dump")))
-    p = run_script(RANK_ORDER, ["--topology", net, "--names", "guid"])
+                  load_lfts(os.path.join(out, "opensm-lfts.dump")),
+                  spine_cas=True)
+    p = run_script(RANK_ORDER, ["--topology", net, "--names", "guid",
+                                "--spine-cas"])
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["0x%016x" % an.hosts[i].guid
                                 for i in an.ranks]
-    # the compute nodes: lft-analyze --leaves-only, rank-order --leaves-only
+    assert len(an.ranks) == 50
+    # the compute nodes, by default
     an = Analysis(load_topology(net),
-                  load_lfts(os.path.join(out, "opensm-lfts.dump")),
-                  leaves_only=True)
+                  load_lfts(os.path.join(out, "opensm-lfts.dump")))
     assert "2 CAs on spines or cores left out" in an.rank_source
-    p = run_script(RANK_ORDER, ["--topology", net, "--names", "guid",
-                                "--leaves-only"])
+    p = run_script(RANK_ORDER, ["--topology", net, "--names", "guid"])
     assert p.returncode == 0, p.stderr
     ranks = ["0x%016x" % an.hosts[i].guid for i in an.ranks]
     assert p.stdout.split() == ranks and len(ranks) == 48
-    p = run_script(LFT_ANALYZE, ["--lfts", os.path.join(out,
-                                                        "opensm-lfts.dump"),
-                                 "--topology", net, "--leaves-only",
-                                 "--job", "half", "--bisections", "0",
-                                 "--json"])
-    assert p.returncode in (0, 1), p.stderr
-    assert json.loads(p.stdout)["ranks"] == 24
+    dump = os.path.join(out, "opensm-lfts.dump")
+    for flags, n in (([], 24), (["--leaves-only"], 24),
+                     (["--spine-cas"], 25)):
+        p = run_script(LFT_ANALYZE, ["--lfts", dump, "--topology", net,
+                                     "--job", "half", "--bisections", "0",
+                                     "--json"] + flags)
+        assert p.returncode in (0, 1), p.stderr
+        assert json.loads(p.stdout)["ranks"] == n
 
 
 def test_lft_analyze_leaves_only_goes_without_a_hostfile(tmp_path):
     hosts = tmp_path / "hosts"
     hosts.write_text("h0001\n")
     net = os.path.join(REPO, "sim-topologies", "seed-4x4trunk.net")
+    for flag in ("--leaves-only", "--spine-cas"):
+        p = run_script(LFT_ANALYZE, ["--lfts", net, "--topology", net,
+                                     "--hostfile", str(hosts), flag])
+        assert p.returncode == 2
+        assert p.stderr.strip() == "lft-analyze: %s goes without " \
+            "--hostfile (the hostfile names the hosts)" % flag
     p = run_script(LFT_ANALYZE, ["--lfts", net, "--topology", net,
-                                 "--hostfile", str(hosts), "--leaves-only"])
-    assert p.returncode == 2
-    assert p.stderr.strip() == "lft-analyze: --leaves-only goes without " \
-        "--hostfile (the hostfile names the hosts)"
+                                 "--spine-cas", "--leaves-only"])
+    assert p.returncode == 2 and "not allowed with" in p.stderr

@@ -464,14 +464,26 @@ def unreachable_by_kind(out):
     return count
 
 
+# The guard's rank orders as they were when the scenarios below were
+# found: every CA but the SHARP nodes ranks, the management HCAs on spines
+# and cores among them, by name ("mgmt01" before "node001").  Their
+# tables and the guard's paths through them are what those tests pin
+# down; test_jobs_on_the_leaves_keep_every_lid_routed() routes the same
+# shapes by default, where a job runs on the leaves' hosts only.
+SPINE_CAS = "spine_cas=on"
+
+
+DIR_SHARP = ["cluster", "--radix", "40", "--directors", "2", "--lines", "4",
+             "--fabrics", "2", "--edges", "10", "--empty-edges", "2",
+             "--hosts-per-edge", "12", "--uplinks", "6", "--core-hosts", "4",
+             "--sharp", "--link", "4xHDR"]
+
+
 def dir_sharp_net(tmp_path):
     """dir-2level-taper's shape with a SHARP node on every ASIC."""
     net = str(tmp_path / "dir-sharp.net")
-    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"), [
-        "cluster", "--radix", "40", "--directors", "2", "--lines", "4",
-        "--fabrics", "2", "--edges", "10", "--empty-edges", "2",
-        "--hosts-per-edge", "12", "--uplinks", "6", "--core-hosts", "4",
-        "--sharp", "--random-guids", "--link", "4xHDR", "-o", net])
+    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"),
+                      DIR_SHARP + ["--random-guids", "-o", net])
     assert proc.returncode == 0, proc.stderr
     return net
 
@@ -535,11 +547,11 @@ def test_guard_keeps_the_management_hcas_routes(tmp_path):
     need_mode("on")
     net = dir_sharp_net(tmp_path)
     out = tmp_path / "guard"
-    log = route_dir_sharp(net, out, 0)
+    log = route_dir_sharp(net, out, 0, [SPINE_CAS])
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
     assert unreachable_by_kind(out) == {}
-    res = analyse_dir(out)
+    res = analyse_dir(out, args=["--spine-cas"])
     # the stock tables' figure the guard logged (stock updn itself finds
     # no root here and falls back to minhop)
     assert leaf_base(res) > 0.2341
@@ -567,7 +579,7 @@ def test_reach_vls_reaches_every_lid_on_lanes_without_a_loop(tmp_path, lmc,
     need_mode("on")
     net = dir_sharp_net(tmp_path)
     out = tmp_path / "vls"
-    log = route_dir_sharp(net, out, lmc, ["reach_vls=4"], ["-Q"])
+    log = route_dir_sharp(net, out, lmc, ["reach_vls=4", SPINE_CAS], ["-Q"])
     assert "ERR 9F" not in log
     assert f"osmoffset: reach: {routes} routes (switch, LID) put on " \
         f"virtual lanes 1-{lanes - 1}" in log
@@ -577,11 +589,11 @@ def test_reach_vls_reaches_every_lid_on_lanes_without_a_loop(tmp_path, lmc,
     assert f"# lanes {lanes}\n" in dump
     assert len([x for x in dump.splitlines() if x.startswith("0x")]) == \
         routes
-    res = analyse_dir(out, path_sl=True)
+    res = analyse_dir(out, path_sl=True, args=["--spine-cas"])
     assert res["unreachable_pairs"] == 0
     assert res["lanes"] == lanes and res["lane_routes"] == routes
     assert not res["credit_loop"], res["credit_cycle"]
-    one_lane = analyse_dir(out)
+    one_lane = analyse_dir(out, args=["--spine-cas"])
     assert one_lane["credit_loop"]
 
 
@@ -605,12 +617,14 @@ def test_reach_vls_without_qos_keeps_to_vl0(tmp_path):
 
 
 def route_generated(tmp_path, name, gen_args, mode, lmc=0, options=(),
-                    rcs=(0,)):
+                    rcs=(0,), spine_cas=False):
     """gen-fabric GEN_ARGS into NAME.net, routed by osm-sim at LMC lmc
     with the roots left to updn (as on a dump): stock updn (mode 'stock')
     or with the plugin ('on', with the plugin options given); osm-sim
-    must exit with one of rcs (3: OpenSM fell back to minhop).  Returns
-    (osm.log, lft-analyze --json)."""
+    must exit with one of rcs (3: OpenSM fell back to minhop).  With
+    spine_cas, the CAs on spines or cores rank too, in the guard's orders
+    (SPINE_CAS) and lft-analyze's.  Returns (osm.log, lft-analyze
+    --json)."""
     net = tmp_path / (name + ".net")
     if not net.exists():
         proc = run_script(os.path.join(REPO, "sim-topologies",
@@ -622,13 +636,15 @@ def route_generated(tmp_path, name, gen_args, mode, lmc=0, options=(),
             "--roots", "none", "--lmc", str(lmc)]
     args += ["--stock"] if mode == "stock" else \
         ["--port-offsetting", "on", "--plugin-dir", plugin_dir()]
+    if spine_cas and mode != "stock":
+        options = list(options) + [SPINE_CAS]
     for opt in options:
         args += ["--plugin-option", opt]
     proc = run_osm_sim(args)
     assert proc.returncode in rcs, proc.stderr
     with open(out / "osm.log", errors="replace") as f:
         log = f.read()
-    return log, analyse_dir(out)
+    return log, analyse_dir(out, args=["--spine-cas"] if spine_cas else [])
 
 
 def leaf_base(res):
@@ -641,13 +657,15 @@ def variant_args(name):
     return [a for n, _what, a in VARIANTS if n == name][0]
 
 
-def route_variant(tmp_path, name, lmc=0, options=()):
+def route_variant(tmp_path, name, lmc=0, options=(), spine_cas=False):
     """A bench-fabrics variant routed with the plugin (and options) and by
     stock updn, the roots left to updn: (osm.log, ours, stock) as
     route_generated() gives them."""
     gen = variant_args(name)
-    log, ours = route_generated(tmp_path, name, gen, "on", lmc, options)
-    _log, stock = route_generated(tmp_path, name, gen, "stock", lmc)
+    log, ours = route_generated(tmp_path, name, gen, "on", lmc, options,
+                                spine_cas=spine_cas)
+    _log, stock = route_generated(tmp_path, name, gen, "stock", lmc,
+                                  spine_cas=spine_cas)
     return log, ours, stock
 
 
@@ -809,16 +827,18 @@ def test_guard_keeps_every_sharp_node_reachable_where_stock_can(tmp_path):
            "--core-hosts", "2", "--double-links", "0.25", "--remove-links",
            "0.1", "--sharp", "--seed", "303"]
     log, off = route_generated(tmp_path, "sharp-spines-nopolish", gen, "on",
-                               options=["polish=off"])
+                               options=["polish=off"], spine_cas=True)
     assert "port offsetting's LFTs leave 7 CA LIDs (SHARP nodes among " \
         "them) without a route from some CA after the reach pass, the " \
         "stock tables 0" in log
     assert "the stock LFTs stay" in log
-    log, ours = route_generated(tmp_path, "sharp-spines", gen, "on")
+    log, ours = route_generated(tmp_path, "sharp-spines", gen, "on",
+                                spine_cas=True)
     assert "without a route from some CA after the reach pass" not in log
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
-    _log, stock = route_generated(tmp_path, "sharp-spines", gen, "stock")
+    _log, stock = route_generated(tmp_path, "sharp-spines", gen, "stock",
+                                  spine_cas=True)
     assert stock["unreachable_pairs"] > 0
     assert off["valid"] and off["unreachable_pairs"] == 0
     assert not off["credit_loop"], off["credit_cycle"]
@@ -836,7 +856,8 @@ def test_guard_scores_the_tables_the_reach_pass_leaves(tmp_path):
     each candidate as the reach pass will leave it, and ours stay: every
     pair routed, no credit loop, 0.462 in leaf order."""
     need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-ndr-sharp-mgmt")
+    log, ours, stock = route_variant(tmp_path, "var-ndr-sharp-mgmt",
+                                     spine_cas=True)
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
     assert stock["unreachable_pairs"] > 0
@@ -858,7 +879,7 @@ def test_guard_gives_lost_destinations_the_stock_routes(tmp_path):
     no flow and need no mix."""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, "var-dir-mgmt-taper3",
-                                     options=["polish=off"])
+                                     options=["polish=off"], spine_cas=True)
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base (0.1375, 6 flows lost, against 0.1078, 3)" in log
     assert "the routes toward 2 CA LIDs port offsetting left without " \
@@ -881,7 +902,8 @@ def test_lid_offset_without_a_turn_takes_its_ports_base_routes(tmp_path):
     4 (its moves add channel dependencies that its turns would close a
     loop with): its moves are taken back."""
     need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-dir-mgmt-taper3", lmc=2)
+    log, ours, stock = route_variant(tmp_path, "var-dir-mgmt-taper3", lmc=2,
+                                     spine_cas=True)
     assert "the polish of the base LIDs of port offsetting's LFTs is " \
         "taken back: the reach pass would leave 7 CA LIDs without a route " \
         "from some CA after it, against 4" in log
@@ -935,7 +957,8 @@ def test_dead_lanes_share_the_live_cables_to_their_spine(tmp_path):
     no credit loop, leaf order well above stock updn's (0.385 against
     0.283 in docs/fabrics.md)."""
     need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-ndr-empty-mgmt")
+    log, ours, stock = route_variant(tmp_path, "var-ndr-empty-mgmt",
+                                     spine_cas=True)
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
     assert_routed_above_stock(ours, stock, 1.25)
@@ -974,7 +997,8 @@ def test_lanes_by_design_keep_every_lid_offset_above_stock(tmp_path):
     their lane's LIDs, and keeps them where they score better: no cell
     lost, spread well above stock's, every pair routed, no credit loop."""
     need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-ndr-empty-mgmt", lmc=2)
+    log, ours, stock = route_variant(tmp_path, "var-ndr-empty-mgmt", lmc=2,
+                                     spine_cas=True)
     assert_variant_stays(log, "with each level's lanes by design",
                          "with the widest trunks'")
     assert_routed_above_stock(ours, stock, 1.25)
@@ -1014,7 +1038,8 @@ def test_directors_keep_ours_with_lid_offsets_apart(tmp_path):
     and keeps those: every cell at least stock's, leaf order 0.288 and
     striped traffic 0.409 against 0.210 and 0.323, no credit loop."""
     need_mode("on")
-    log, ours, stock = route_variant(tmp_path, "var-dir-edr", lmc=2)
+    log, ours, stock = route_variant(tmp_path, "var-dir-edr", lmc=2,
+                                     spine_cas=True)
     assert_variant_stays(log, "with further LID offsets apart around the "
                          "slots", "with them in blocks")
     assert not ours["credit_loop"], ours["credit_cycle"]
@@ -1029,7 +1054,7 @@ DIGITS_APART = ("with the level-1 digits of the CAs below each level-1 "
 
 
 def assert_variant_beats_off(tmp_path, name, what_new, what_old, option,
-                             factor):
+                             factor, spine_cas=False):
     """The variant NAME at LMC 0: the guard kept port offsetting's LFTs
     what_new over those what_old and went on to beat stock in all 8
     cells; every pair routed, no credit loop, leaf order above 1.5 x
@@ -1037,11 +1062,13 @@ def assert_variant_beats_off(tmp_path, name, what_new, what_old, option,
     polish=off: the polish narrows the gap between them)."""
     need_mode("on")
     log, ours, stock = route_variant(tmp_path, name, lmc=0,
-                                     options=["polish=off"])
+                                     options=["polish=off"],
+                                     spine_cas=spine_cas)
     assert_variant_stays(log, what_new, what_old, cells=8)
     assert_routed_above_stock(ours, stock, 1.5)
     _log, off = route_generated(tmp_path, name, variant_args(name), "on", 0,
-                                [option + "=off", "polish=off"])
+                                [option + "=off", "polish=off"],
+                                spine_cas=spine_cas)
     assert leaf_base(ours) > factor * leaf_base(off), \
         (leaf_base(ours), leaf_base(off))
 
@@ -1059,7 +1086,7 @@ def test_director_pods_keep_their_digits_apart(tmp_path):
     stock's, every pair routed, no credit loop."""
     assert_variant_beats_off(tmp_path, "var-dir-edr", DIGITS_APART,
                              "with the digits of their ranks",
-                             "digits_apart", 1.1)
+                             "digits_apart", 1.1, spine_cas=True)
 
 
 def test_digits_apart_never_cost_a_sharp_node_its_route(tmp_path):
@@ -1109,8 +1136,10 @@ def test_management_hcas_of_two_directors_reach_each_other(tmp_path):
     need_mode("on")
     from osmoffset.fabricsuite import HDR_DIRECTORS
     gen = HDR_DIRECTORS + ["--remove-links", "0.01", "--seed", "3"]
-    log, ours = route_generated(tmp_path, "hdr-dir-s3", gen, "on")
-    _log, stock = route_generated(tmp_path, "hdr-dir-s3", gen, "stock")
+    log, ours = route_generated(tmp_path, "hdr-dir-s3", gen, "on",
+                                spine_cas=True)
+    _log, stock = route_generated(tmp_path, "hdr-dir-s3", gen, "stock",
+                                  spine_cas=True)
     assert "(0 of them where traffic from a CA runs in)" in log
     assert "port offsetting's LFTs score at least as well as the stock " \
         "ones in all 8 cells; they stay" in log
@@ -1151,15 +1180,17 @@ def test_sharp_nodes_of_one_director_reach_the_hca_of_the_other(tmp_path):
     assert not res["credit_loop"], res["credit_cycle"]
 
 
-def routed_above_stock(tmp_path, name, gen, factor, lines):
+def routed_above_stock(tmp_path, name, gen, factor, lines, spine_cas=False):
     """gen-fabric GEN routed at LMC 0 with the plugin and by stock updn:
     each of lines is in our log, and ours route every pair, loop-free,
     above factor x stock's leaf order.  Returns stock's lft-analyze."""
     need_mode("on")
-    log, ours = route_generated(tmp_path, name, gen, "on")
+    log, ours = route_generated(tmp_path, name, gen, "on",
+                                spine_cas=spine_cas)
     for line in lines:
         assert line in log, line
-    _log, stock = route_generated(tmp_path, name, gen, "stock")
+    _log, stock = route_generated(tmp_path, name, gen, "stock",
+                                  spine_cas=spine_cas)
     assert_routed_above_stock(ours, stock, factor)
     return stock
 
@@ -1191,7 +1222,7 @@ def test_sharp_holes_without_a_common_turn_are_filled_apart(tmp_path):
         "15 CA LIDs had no LFT entry on some switches; 45 entries filled "
         "through a down/up turn, 0 left empty",
         "port offsetting's LFTs score at least as well as the stock ones in "
-        "all 8 cells; they stay"])
+        "all 8 cells; they stay"], spine_cas=True)
     assert unreachable_by_kind(tmp_path / "apart-on-lmc0") == {}
     assert not stock["credit_loop"] and stock["unreachable_pairs"] == 0
 
@@ -1248,7 +1279,7 @@ def test_the_mix_takes_updns_own_routes_toward_lost_cas(tmp_path):
         "order base (0.4021, 21 flows lost, against 0.2190, 0)",
         "the routes toward 2 CA LIDs port offsetting left without a route",
         "(0 LID offsets and 1 of those CA LIDs updn's own, over its own "
-        "roots; the tables have no credit loop)"])
+        "roots; the tables have no credit loop)"], spine_cas=True)
 
 
 def test_the_guard_answers_to_updn_over_its_own_roots(tmp_path):
@@ -1263,7 +1294,8 @@ def test_the_guard_answers_to_updn_over_its_own_roots(tmp_path):
     half job: at least stock updn's figure, every pair routed, no credit
     loop."""
     need_mode("on")
-    log, ours = route_generated(tmp_path, "empty-edge", SHAPE_178, "on")
+    log, ours = route_generated(tmp_path, "empty-edge", SHAPE_178, "on",
+                                spine_cas=True)
     assert "the roots are changed; the stock tables to beat are updn's " \
         "own, over its own roots" in log
     assert "port offsetting's LFTs score lower than the stock ones in " \
@@ -1271,13 +1303,13 @@ def test_the_guard_answers_to_updn_over_its_own_roots(tmp_path):
     assert "the stock LFTs with entries of leaves moved" in log
     assert ours["unreachable_pairs"] == 0 and not ours["credit_loop"]
     _log, stock = route_generated(tmp_path, "empty-edge", SHAPE_178,
-                                  "stock")
+                                  "stock", spine_cas=True)
     figures = {}
     for job in [()] + [("--job", "quarter", "--job-index", str(k))
                        for k in range(4)] + \
             [("--job", "half", "--job-index", str(k)) for k in range(2)]:
         figures[job] = [leaf_base(analyse_dir(tmp_path / (
-            "empty-edge-%s-lmc0" % mode), args=job))
+            "empty-edge-%s-lmc0" % mode), args=job + ("--spine-cas",)))
             for mode in ("on", "stock")]
     assert all(on >= stock for on, stock in figures.values()), figures
 
@@ -1338,7 +1370,8 @@ def test_the_guard_does_not_count_on_borrowed_routes(tmp_path):
     stock tables then take their port's other LIDs' routes: every pair
     routed, no credit loop, leaf order 0.507."""
     need_mode("on")
-    log, ours = route_generated(tmp_path, "shape63", SHAPE_63, "on", lmc=2)
+    log, ours = route_generated(tmp_path, "shape63", SHAPE_63, "on", lmc=2,
+                                spine_cas=True)
     assert "port offsetting's LFTs score lower than the stock ones in " \
         "leaf order base+1 (0.4558, 1 flows lost, against 0.3793, 0)" in log
     assert "the stock LFTs with entries of leaves moved where that " \
@@ -1348,7 +1381,7 @@ def test_the_guard_does_not_count_on_borrowed_routes(tmp_path):
     assert "reach: 2 LIDs that traffic from some CA still could not get " \
         "to took the routes of another LID of their port" in log
     _log, stock = route_generated(tmp_path, "shape63", SHAPE_63, "stock",
-                                  lmc=2)
+                                  lmc=2, spine_cas=True)
     assert stock["unreachable_pairs"] > 0
     assert_routed_above_stock(ours, stock, 1.1)  # 0.507 / 0.452
     every = analyse_dir(tmp_path / "shape63-on-lmc2",
@@ -1374,7 +1407,8 @@ def test_stock_polish_without_parting_where_the_reach_pass_fills_more(
     phase, and those, which beat the stock tables too and leave every
     pair routed, go on."""
     need_mode("on")
-    log, ours = route_generated(tmp_path, "shape295", SHAPE_295, "on")
+    log, ours = route_generated(tmp_path, "shape295", SHAPE_295, "on",
+                                spine_cas=True)
     assert "the whole reach pass leaves 1 CA LIDs of the polished stock " \
         "LFTs without a route, 0 of them polished without parting the " \
         "routes of a random order's rounds (-1: not polished so, or they " \
@@ -1409,10 +1443,11 @@ def test_offsets_beside_stock_base_lids_win_shape_316(tmp_path):
     far above.  (The stock base LIDs with offsetting's further offsets:
     shape 174 below, unpolished.)"""
     need_mode("on")
-    log, ours = route_generated(tmp_path, "s316", SHAPE_316, "on", lmc=2)
+    log, ours = route_generated(tmp_path, "s316", SHAPE_316, "on", lmc=2,
+                                spine_cas=True)
     assert (BESIDE_BASE_WON % 19) in log
     _log, stock = route_generated(tmp_path, "s316", SHAPE_316, "stock",
-                                  lmc=2)
+                                  lmc=2, spine_cas=True)
     assert ours["valid"] and ours["unreachable_pairs"] == 0
     assert not ours["credit_loop"], ours["credit_cycle"]
     assert leaf_base(ours) >= leaf_base(stock)
@@ -1563,12 +1598,13 @@ def test_offsets_beside_base_buy_no_base_lids_with_striped_traffic(
            "8", "--uplinks", "8", "--rails", "4", "--directors", "1",
            "--lines", "2", "--fabrics", "3", "--core-hosts", "3", "--seed",
            "630"]
-    log, ours = route_generated(tmp_path, "shape-270", gen, "on", lmc=2)
+    log, ours = route_generated(tmp_path, "shape-270", gen, "on", lmc=2,
+                                spine_cas=True)
     assert_beside_base_refused(log, ours, tmp_path / "shape-270-on-lmc2",
                                "the stock LFTs")
     assert ours["shift"]["spread"]["efficiency"] > 0.85
     route_generated(tmp_path, "shape-270", gen, "stock", lmc=2,
-                    rcs=(0, 3))
+                    rcs=(0, 3), spine_cas=True)
     rand = [analyse_dir(tmp_path / ("shape-270-%s-lmc2" % m),
                         args=["--order", "random"])
             for m in ("on", "stock")]
@@ -1607,3 +1643,93 @@ def test_lmc1_offsets_beside_the_stock_base_lids(tmp_path):
             for m in ("on", "stock")]
     assert rand[0]["shift"]["spread"]["efficiency"] > \
         1.1 * rand[1]["shift"]["spread"]["efficiency"]
+
+
+SHARP_SPINES = ["cluster", "--radix", "40", "--edges", "12",
+                "--hosts-per-edge", "18", "--uplinks", "12", "--rails", "2",
+                "--spines", "10", "--core-hosts", "2", "--double-links",
+                "0.25", "--remove-links", "0.1", "--sharp", "--seed", "303"]
+JOB_SHAPES = {"dir-sharp": DIR_SHARP, "sharp-spines": SHARP_SPINES,
+              "shape179": SHAPE_179, "shape202": SHAPE_202,
+              "shape178": SHAPE_178, "shape63": SHAPE_63,
+              "shape295": SHAPE_295, "shape316": SHAPE_316}
+JOBS = [()] + [("--job", j, "--job-index", str(k))
+               for j, n in (("quarter", 4), ("half", 2)) for k in range(n)]
+
+
+@pytest.mark.parametrize("name,lmc", [
+    ("sharp-spines", 0), ("var-ndr-sharp-mgmt", 0),
+    ("var-ndr-empty-mgmt", 2), ("shape179", 0), ("shape202", 0),
+    ("shape178", 0), ("shape63", 2), ("shape295", 0), ("shape316", 2)])
+def test_jobs_on_the_leaves_keep_every_lid_routed(tmp_path, name, lmc):
+    """The shapes of the scenarios above (management HCAs on spines or
+    cores, SHARP nodes, empty edges, directors) routed as by default:
+    the guard's rank orders, and lft-analyze's, are the leaves' hosts
+    only (a job runs on those).  Every CA/LID pair is routed, no credit
+    loop, and in the leaf order, each quarter and each half job of the
+    compute nodes, base LIDs score at least stock updn's figure."""
+    need_mode("on")
+    gen = JOB_SHAPES.get(name) or variant_args(name)
+    log, ours = route_generated(tmp_path, name, gen, "on", lmc)
+    _log, stock = route_generated(tmp_path, name, gen, "stock", lmc,
+                                  rcs=(0, 3))
+    assert ours["valid"] and ours["unreachable_pairs"] == 0, \
+        ours["unreachable_pairs"]
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    below = []
+    for job in JOBS:
+        on, off = [leaf_base(analyse_dir(tmp_path / (
+            "%s-%s-lmc%d" % (name, mode, lmc)), args=job))
+            for mode in ("on", "stock")]
+        if round(on, 3) < round(off, 3):
+            below.append("%s: %.4f < stock %.4f" % (" ".join(job) or
+                                                    "leaf order", on, off))
+    assert not below, below
+
+
+@pytest.mark.parametrize("lmc,won,ours_left", [(1, 4, 2), (2, 6, 4)])
+def test_reaching_every_lid_comes_before_a_cell(tmp_path, lmc, won,
+                                                 ours_left):
+    """var-dir-mgmt-taper3 (two directors, 3:1 tapered edges, management
+    HCAs on the directors) by default, at LMC 1 and 2: ours lose a cell
+    of the compute nodes (quarter job 4 base: 0.1948 against 0.2228), and
+    the tables that win instead (the stock ones polished, with our
+    further LID offsets) leave the reach pass management HCAs' LIDs it
+    cannot route loop-free beside the stock routes: 12 host/LID pairs
+    without a route after OpenSM's pass.  Reaching every LID comes first:
+    ours go on (they leave fewer to that pass, and OpenSM's pass lends
+    the rest the routes of another LID of their port), and every pair is
+    routed, loop-free; stock updn leaves pairs without a route."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-dir-mgmt-taper3", lmc)
+    assert "the tables that won leave %d CA LIDs without a route from " \
+        "some CA after the reach pass, port offsetting's %d: port " \
+        "offsetting's go on, though they score lower in a cell" \
+        % (won, ours_left) in log
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert stock["unreachable_pairs"] > 0
+
+
+def test_jobs_on_the_leaves_of_dir_sharp_leave_one_sharp_pair(tmp_path):
+    """dir-2level-taper's shape with a SHARP node on every ASIC, routed
+    by default at LMC 0: the guard's orders leave the management HCAs
+    out, ours (polished or not) stay, and OpenSM's reach pass leaves one
+    pair between SHARP nodes without a route (an edge's aggregation node
+    toward another's: no loop-free turn for it; the stock tables to beat
+    route it no better).  With the guard's orders of every CA
+    (spine_cas=on) the polish happened to leave the pass that turn
+    (test_guard_keeps_the_management_hcas_routes).  Every host and
+    management HCA reaches every LID, loop-free; stock updn finds no
+    root here and falls back to minhop, whose tables have a credit
+    loop."""
+    need_mode("on")
+    net = dir_sharp_net(tmp_path)
+    out = tmp_path / "default"
+    log = route_dir_sharp(net, out, 0)
+    assert "port offsetting's LFTs score at least as well as the stock " \
+        "ones in all 9 cells; they stay" in log
+    assert unreachable_by_kind(out) == {("sharp", "sharp"): 1}
+    res = analyse_dir(out)
+    assert res["valid"] is False and res["unreachable_pairs"] == 1
+    assert not res["credit_loop"], res["credit_cycle"]

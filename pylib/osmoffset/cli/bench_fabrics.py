@@ -45,7 +45,8 @@ Rank orders (lft-analyze's --order / --job):
   quarter  a job on the first quarter of the hosts in leaf order
   half     a job on the first half of the hosts in leaf order
   random   leaf order shuffled with --seed
-SHARP aggregation nodes are routed and checked but run no rank.
+SHARP aggregation nodes, and CAs cabled to spines or cores (management
+HCAs), are routed and checked but run no rank.
 
 Random orders: one shuffle is luck.  Every random-order figure of ours
 below stock updn's or dfsssp's (of ours-minhop: below stock minhop's) is

@@ -69,11 +69,19 @@ def parse_args(argv):
                     "order, ranks grouped by leaf switch, leaves in the "
                     "order of their first host name, as the plugin routes "
                     "(default); 'random' = that order shuffled with --seed. "
-                    " SHARP aggregation nodes get no rank")
-    ap.add_argument("--leaves-only", action="store_true",
-                    help="without --hostfile: the CAs cabled to spines or "
-                    "cores (management HCAs) get no rank either: the "
-                    "compute nodes, as rank-order --leaves-only lists them")
+                    " SHARP aggregation nodes and the CAs cabled to spines "
+                    "or cores (management HCAs) get no rank: the compute "
+                    "nodes, as rank-order lists them and the plugin's "
+                    "stock guard scores them")
+    cas = ap.add_mutually_exclusive_group()
+    cas.add_argument("--spine-cas", action="store_true",
+                     help="without --hostfile: the CAs on spines or cores "
+                     "rank too, in their place in the leaf order (by "
+                     "name: 'mgmt01' before 'node001'), as the default "
+                     "was until 2026-11-28")
+    cas.add_argument("--leaves-only", action="store_true",
+                     help="the compute nodes only (the default; kept for "
+                     "scripts)")
     ap.add_argument("--job", choices=("quarter", "half"),
                     help="simulate the alltoall of a job on a contiguous "
                     "block of 1/4 or 1/2 of the ranks of the order "
@@ -106,7 +114,7 @@ def analyse(lfts_path, topo, args, progress, path_sls=None):
                   progress=progress, order=args.order, job=args.job,
                   job_index=args.job_index, path_sls=path_sls,
                   credit_scope=args.credit_scope,
-                  leaves_only=args.leaves_only)
+                  spine_cas=args.spine_cas)
     an.run()
     for w in an.warnings:
         print(f"lft-analyze: warning: {w}", file=sys.stderr)
@@ -122,9 +130,10 @@ def main(argv=None):
         print("lft-analyze: --order goes without --hostfile (the hostfile "
               "is the order)", file=sys.stderr)
         return 2
-    if args.hostfile and args.leaves_only:
-        print("lft-analyze: --leaves-only goes without --hostfile (the "
-              "hostfile names the hosts)", file=sys.stderr)
+    if args.hostfile and (args.leaves_only or args.spine_cas):
+        print("lft-analyze: --%s goes without --hostfile (the hostfile "
+              "names the hosts)" % ("leaves-only" if args.leaves_only else
+                                    "spine-cas"), file=sys.stderr)
         return 2
     if args.path_sl and args.credit_scope != "traffic":
         print("lft-analyze: --credit-loops every-entry goes without "

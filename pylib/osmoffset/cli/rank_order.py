@@ -18,12 +18,14 @@ Orders (--order):
   random  shuffled with --seed
   guid    by port GUID (what sorting by GUID or LID gives)
 
-SHARP aggregation nodes run no job and are left out (lft-analyze gives
-them no rank either).  --leaves-only leaves out the CAs cabled to spines
-or cores too (management HCAs: on switches the plugin's tree ranking
-takes for no leaf, which it gives no leaf slot): the compute nodes, in
-the order port offsetting spreads them.  --all-cas lists every CA port.
---json lists what was left out (left_out).
+The hosts are the compute nodes: SHARP aggregation nodes and the CAs
+cabled to spines or cores (management HCAs: on switches the plugin's tree
+ranking takes for no leaf, which it gives no leaf slot) run no job and
+are left out, as lft-analyze and the plugin's stock guard leave them out
+of their rank orders.  --spine-cas ranks the CAs on spines or cores too,
+in their place in the leaf order (by name: "mgmt01" before "node001"; the
+default until 2026-11-28); --all-cas lists every CA port.  --json lists
+what was left out (left_out).
 
 The topology is an opensm-subnet.lst (opensm -D 0x43 or
 --dump_files_dir), ibnetdiscover output or an ibsim net file.  Names
@@ -79,8 +81,11 @@ def build_parser():
                         "(one comma-separated line)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--leaves-only", action="store_true",
-                       help="leave out the CAs on spines or cores "
-                            "(management HCAs) too: the compute nodes")
+                       help="the compute nodes only (the default; kept "
+                            "for scripts)")
+    which.add_argument("--spine-cas", action="store_true",
+                       help="rank the CAs on spines or cores (management "
+                            "HCAs) too, in their place in the leaf order")
     which.add_argument("--all-cas", action="store_true",
                        help="list every CA port cabled to a switch, SHARP "
                             "aggregation nodes too")
@@ -105,7 +110,7 @@ def main(argv=None):
         return 2
     left_out = []
     if not args.all_cas:
-        hosts, left_out = rankorder.job_hosts(topo, hosts, args.leaves_only)
+        hosts, left_out = rankorder.job_hosts(topo, hosts, args.spine_cas)
     order = rankorder.order_hosts(hosts, args.order, args.seed)
     if args.json:
         doc = {"topology": args.topology, "order": args.order,
