@@ -253,14 +253,20 @@ def test_guard_mixes_where_offsetting_loses_a_job(sim_cache, tmp_path):
                "cells; they stay" in ln for ln in lines), lines
 
 
-def cluster_with_management_hcas(tmp_path):
-    net = str(tmp_path / "mgmt.net")
-    p = run_script(GEN_FABRIC, ["cluster", "--radix", "12", "--spines", "3",
-                                "--edges", "8", "--hosts-per-edge", "6",
-                                "--uplinks", "3", "--core-hosts", "2",
-                                "--seed", "1", "--random-guids", "-o", net])
+def gen_cluster(tmp_path, name, args):
+    """gen-fabric cluster ARGS (random GUIDs) into NAME.net: its path."""
+    net = str(tmp_path / (name + ".net"))
+    p = run_script(GEN_FABRIC, ["cluster"] + args +
+                   ["--random-guids", "-o", net])
     assert p.returncode == 0, p.stderr
     return net
+
+
+def cluster_with_management_hcas(tmp_path):
+    return gen_cluster(tmp_path, "mgmt", [
+        "--radix", "12", "--spines", "3", "--edges", "8",
+        "--hosts-per-edge", "6", "--uplinks", "3", "--core-hosts", "2",
+        "--seed", "1"])
 
 
 def run_cluster(net, out, lmc, plugin):
@@ -551,12 +557,10 @@ def test_polish_raises_a_cell_below_stock_with_the_lead_of_others(tmp_path):
     polished, stayed.  The guard's orders rank the management HCAs too
     (spine_cas=on), as when this was found."""
     need_plugin()
-    net = str(tmp_path / "taper3.net")
-    p = run_script(GEN_FABRIC, ["cluster", "--radix", "36", "--spines", "6",
-                                "--edges", "18", "--hosts-per-edge", "18",
-                                "--uplinks", "6", "--core-hosts", "3",
-                                "--seed", "9", "--random-guids", "-o", net])
-    assert p.returncode == 0, p.stderr
+    net = gen_cluster(tmp_path, "taper3", [
+        "--radix", "36", "--spines", "6", "--edges", "18",
+        "--hosts-per-edge", "18", "--uplinks", "6", "--core-hosts", "3",
+        "--seed", "9"])
     out = str(tmp_path / "on")
     on = SimRun(net, "updn", 2, "on", out, run_osm_sim(
         ["--net", net, "--out", out, "--lmc", "2", "--quiet", "--roots",
