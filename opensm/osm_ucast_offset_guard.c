@@ -310,8 +310,9 @@ static void assign_switch_keys(struct oo_guard *g)
  * spines or cores (management HCAs) run none, and they would shift every
  * job block after them by as many ranks where their names sort first
  * ("mgmt01" before "node001").  Their LIDs are still routed and checked
- * (lost_ca_lids()).  Where fewer than two hosts are on leaves, or with
- * the option spine_cas, every host runs a rank.
+ * (lost_ca_lids()).  Where fewer than two leaves have hosts
+ * (oo_rank_job_switches()), or with the option spine_cas, every host
+ * runs a rank.
  */
 static int make_orders(struct oo_guard *g)
 {
@@ -333,8 +334,6 @@ static int make_orders(struct oo_guard *g)
 	sort_guard = NULL;
 	for (h = 0; h < g->num_hosts; h++)
 		g->num_ranks += g->job_sw[g->host_sw[h]];
-	if (g->num_ranks < 2)
-		g->num_ranks = g->num_hosts;
 	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++) {
 		g->random_order[i] = malloc(sizeof(uint32_t) *
 					    (g->num_hosts + 1));
