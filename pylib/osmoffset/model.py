@@ -33,14 +33,14 @@ import numpy as np
 from .fabric import InputError, Lfts, Topology
 from .leaves import is_aggregation_node, off_leaf_switches
 from .progress import Progress
-from .rankorder import natural_key, read_hostfile
+from .rankorder import natural_key, read_hostfile, shuffle_leaves
 
 __all__ = ["ORDERS", "JOBS", "K_UNLINKED", "K_SWITCH", "K_HOST", "K_DOWN",
            "K_PORT0", "K_NOENTRY", "KIND_TEXT", "DROP_PORT",
            "is_aggregation_node", "natural_key", "Host", "FabricModel"]
 
 # rank orders (set_ranks): the host order before any job is cut from it
-ORDERS = ("leaf", "random")
+ORDERS = ("leaf", "random", "leaf-shuffled")
 # jobs: the fraction of the hosts a job takes
 JOBS = {"quarter": 4, "half": 2}
 
@@ -347,7 +347,10 @@ class FabricModel:
 
         order 'leaf' (default): the topology order, the plugin's routing
         order (see _host_order()); 'random': that
-        order shuffled with self.seed.  SHARP aggregation nodes and the
+        order shuffled with self.seed; 'leaf-shuffled': each leaf's hosts
+        together as in it, the leaves shuffled by Python's
+        random.Random(self.seed) (rankorder.shuffle_leaves(), as
+        rank-order writes it).  SHARP aggregation nodes and the
         CAs cabled to spines or cores (management HCAs: on switches the
         plugin's tree ranking takes for no leaf, see osmoffset.leaves) are
         left out of both, as the plugin's stock guard leaves them out of
@@ -392,6 +395,12 @@ class FabricModel:
             if order == "random":
                 ranks = np.random.default_rng(self.seed).permutation(ranks)
                 self.rank_source = f"random order (seed {self.seed})"
+            elif order == "leaf-shuffled":
+                ranks = np.array(shuffle_leaves(
+                    ranks.tolist(), lambda i: self.hosts[i].leaf,
+                    self.seed), dtype=np.int64)
+                self.rank_source = (f"leaf order, leaves shuffled (seed "
+                                    f"{self.seed})")
             else:
                 self.rank_source = "topology order"
             if skipped:

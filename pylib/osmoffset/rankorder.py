@@ -12,6 +12,12 @@ order is a list of those hosts, rank 0 first:
           this order, so a shift alltoall in it is free of link contention
           on a full fat tree.
   random  the hosts shuffled by Python's random.Random(seed).
+  leaf-shuffled
+          the hosts grouped by leaf as in leaf, the leaves in an order
+          shuffled by Python's random.Random(seed) (shuffle_leaves()): a
+          scheduler or analyzer that keeps each leaf's hosts together but
+          takes the leaves in an order of its own (the dump's, the
+          switches' GUIDs').  The routing's leaf order is one of many.
   guid    by port GUID: what a scheduler that sorts by GUID or LID gives.
 
 read_hostfile() reads an MPI hostfile into a rank order (see its text for
@@ -28,10 +34,10 @@ from .fabric import InputError, Topology
 from .leaves import is_aggregation_node, off_leaf_switches
 
 __all__ = ["ORDERS", "Host", "hosts_of", "job_hosts", "order_hosts",
-           "read_hostfile",
+           "read_hostfile", "shuffle_leaves",
            "host_name", "format_order", "natural_key", "natural_shuffle"]
 
-ORDERS = ("leaf", "random", "guid")
+ORDERS = ("leaf", "random", "leaf-shuffled", "guid")
 
 
 def natural_key(text):
@@ -107,10 +113,25 @@ def job_hosts(topo: Topology, hosts: List[Host], spine_cas: bool = False):
     return kept, [h for h in hosts if id(h) not in ids]
 
 
+def shuffle_leaves(items, leaf, seed):
+    """items (in leaf order) with the runs of one leaf (leaf(item)) kept
+    together and in their order, the leaves shuffled by Python's
+    random.Random(seed): the order 'leaf-shuffled', as rank-order writes
+    it and lft-analyze ranks it."""
+    runs: Dict[object, list] = {}
+    for x in items:
+        runs.setdefault(leaf(x), []).append(x)
+    keys = list(runs)
+    random.Random(seed).shuffle(keys)
+    return [x for k in keys for x in runs[k]]
+
+
 def order_hosts(hosts: List[Host], how: str, seed: int = 1) -> List[Host]:
     """hosts (leaf order, from hosts_of) in order `how` (see ORDERS)."""
     if how == "leaf":
         return list(hosts)
+    if how == "leaf-shuffled":
+        return shuffle_leaves(hosts, lambda h: h.leaf, seed)
     if how == "guid":
         return sorted(hosts, key=lambda h: h.guid)
     if how == "random":

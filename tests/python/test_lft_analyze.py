@@ -618,6 +618,48 @@ def test_random_order_is_seeded():
         ["h3", "h7", "h4", "h8"]
 
 
+def test_leaf_shuffled_order_keeps_each_leaf_together():
+    """'leaf-shuffled': each leaf's hosts together and by port, the
+    leaves in random.Random(seed)'s shuffle of the leaf order (seed 1:
+    leaf4, leaf1, leaf3, leaf2); SHARP nodes still run no rank."""
+    an = jobs(order="leaf-shuffled")
+    assert names(an) == ["h7", "h8", "h1", "h2", "h5", "h6", "h3", "h4"]
+    assert an.result["rank_order"] == ("leaf order, leaves shuffled (seed "
+                                       "1), 1 SHARP aggregation node left "
+                                       "out")
+    assert names(jobs(order="leaf-shuffled", seed=2)) == \
+        ["h3", "h4", "h5", "h6", "h7", "h8", "h1", "h2"]
+    # a job takes a block of that order: two whole leaves
+    assert names(jobs(order="leaf-shuffled", job="half", job_index=1)) == \
+        ["h5", "h6", "h3", "h4"]
+
+
+def test_rank_order_writes_lft_analyzes_leaf_shuffled_order(tmp_path):
+    """rank-order --order leaf-shuffled and lft-analyze --order
+    leaf-shuffled take the same order for the same seed: the hostfile
+    scores exactly as the option."""
+    topo = fx("jobs4x2.net")
+    rank_order = os.path.join(TOP, "scripts", "rank-order")
+    hf = tmp_path / "hosts"
+    p = subprocess.run([sys.executable, rank_order, "--topology", topo,
+                        "--order", "leaf-shuffled", "--seed", "3", "-o",
+                        str(hf)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert hf.read_text().split() == ["h7", "h8", "h1", "h2", "h5", "h6",
+                                      "h3", "h4"]
+    base = ["--lfts", fx("jobs4x2-aligned.lfts.dump"), "--topology", topo,
+            "--bisections", "0", "--json", "--job", "half"]
+    rc, out, _ = run_tool(*base, "--order", "leaf-shuffled", "--seed", "3")
+    assert rc == 0
+    rc, out2, _ = run_tool(*base, "--hostfile", str(hf))
+    assert rc == 0
+    a, b = json.loads(out), json.loads(out2)
+    assert a["ranks"] == b["ranks"] == 4
+    assert a["shift"] == b["shift"]
+    assert a["rank_order"].startswith("leaf order, leaves shuffled (seed "
+                                      "3)")
+
+
 def test_order_options_of_the_tool(tmp_path):
     base = ["--lfts", fx("jobs4x2-aligned.lfts.dump"), "--topology",
             fx("jobs4x2.net"), "--bisections", "0", "--json"]

@@ -20,6 +20,7 @@ import sys
 from osmoffset.analyze import CREDIT_SCOPES, Analysis
 from osmoffset.cli import add_version
 from osmoffset.fabric import InputError, load_lfts, load_topology
+from osmoffset.model import ORDERS
 from osmoffset.pathsl import load_path_sls
 from osmoffset.progress import Progress
 from osmoffset.report import compare_text, format_text, write_csv
@@ -64,12 +65,14 @@ def parse_args(argv):
                     "('#' comments, 'host slots=N', 'host:N'), one host a "
                     "line by node description, host name or GUID "
                     "(default: --order)")
-    ap.add_argument("--order", choices=("leaf", "random"), default="leaf",
+    ap.add_argument("--order", choices=ORDERS, default="leaf",
                     help="rank order without --hostfile: 'leaf' = topology "
                     "order, ranks grouped by leaf switch, leaves in the "
                     "order of their first host name, as the plugin routes "
-                    "(default); 'random' = that order shuffled with --seed. "
-                    " SHARP aggregation nodes and the CAs cabled to spines "
+                    "(default); 'random' = that order shuffled with --seed; "
+                    "'leaf-shuffled' = each leaf's ranks together, the "
+                    "leaves shuffled with --seed (as rank-order --order "
+                    "leaf-shuffled writes them).  SHARP aggregation nodes and the CAs cabled to spines "
                     "or cores (management HCAs) get no rank: the compute "
                     "nodes, as rank-order lists them and the plugin's "
                     "stock guard scores them")
@@ -99,7 +102,7 @@ def parse_args(argv):
                     help="second LFT dump of the same fabric to compare")
     ap.add_argument("--seed", type=int, default=1,
                     help="seed of the random bisection patterns and of "
-                    "--order random (default 1)")
+                    "--order random and leaf-shuffled (default 1)")
     ap.add_argument("--bisections", type=int, default=20, metavar="N",
                     help="number of random bisection patterns (default 20)")
     ap.add_argument("--progress", action="store_true",

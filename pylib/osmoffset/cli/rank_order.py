@@ -16,6 +16,10 @@ Orders (--order):
           them, hosts of one switch by port number: the order in which
           osmoffset's coordinated rule spreads destinations
   random  shuffled with --seed
+  leaf-shuffled
+          each leaf's hosts together as in leaf, the leaves shuffled with
+          --seed (a scheduler that keeps a leaf's hosts together but takes
+          the leaves in an order of its own: the dump's, by switch GUID)
   guid    by port GUID (what sorting by GUID or LID gives)
 
 The hosts are the compute nodes: SHARP aggregation nodes and the CAs
@@ -68,9 +72,11 @@ def build_parser():
                    help="opensm-subnet.lst, ibnetdiscover output or ibsim "
                         "net file")
     p.add_argument("--order", default="leaf", choices=rankorder.ORDERS,
-                   help="leaf (routing order, default), random or guid")
+                   help="leaf (routing order, default), random, "
+                        "leaf-shuffled or guid")
     p.add_argument("--seed", type=int, default=1, metavar="S",
-                   help="seed of --order random (default 1)")
+                   help="seed of --order random and leaf-shuffled "
+                        "(default 1)")
     p.add_argument("--names", default="host",
                    choices=("host", "desc", "guid"),
                    help="host (first word of the node description, "
@@ -114,7 +120,8 @@ def main(argv=None):
     order = rankorder.order_hosts(hosts, args.order, args.seed)
     if args.json:
         doc = {"topology": args.topology, "order": args.order,
-               "seed": args.seed if args.order == "random" else None,
+               "seed": args.seed if args.order in ("random",
+                                                   "leaf-shuffled") else None,
                "names": args.names,
                "hosts": [{"rank": i, "name": rankorder.host_name(h,
                                                                  args.names),
