@@ -59,6 +59,8 @@ struct oo_options {
 	int spine_cas;		/* the stock guard's rank orders rank the
 				   CAs on spines or cores too (default
 				   off: a job runs on the leaves' hosts) */
+	int leaf_shuffles;	/* the stock guard scores leaf orders with
+				   the leaves shuffled too (default off) */
 };
 
 /*
@@ -84,6 +86,7 @@ struct oo_options {
  *	keep_live	= on | off  (default on; the same words)
  *	polish		= on | off  (default on; the same words)
  *	spine_cas	= on | off  (default off; the same words)
+ *	leaf_shuffles	= on | off  (default off; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -680,6 +683,17 @@ int oo_eval_worse(const struct oo_eval_score *a,
 
 /* Shuffle order in place, the same way for the same seed everywhere. */
 void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed);
+
+/*
+ * order (n hosts) into out with each run of hosts of equal key (key[host]:
+ * the hosts of one leaf, next to each other in leaf order) kept together
+ * and in its order, the runs shuffled as oo_eval_shuffle() shuffles their
+ * starts (seed): a leaf order whose leaves come in another order.  run
+ * holds n entries of scratch.  Returns the number of runs.
+ */
+unsigned oo_eval_shuffle_runs(const uint32_t *order, const uint32_t *key,
+			      unsigned n, uint64_t seed, uint32_t *run,
+			      uint32_t *out);
 
 /*
  * The polish (osm_offset_polish.c): every round of the given cells held

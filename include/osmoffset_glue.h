@@ -101,6 +101,7 @@ enum oo_rule;
 /* not an LFT stage flag: in oo_guard_stages.variants, the polish */
 #define OO_GUARD_POLISH 0x100	/* oo_polish() */
 #define OO_GUARD_SPINE_CAS 0x200	/* the CAs on spines or cores rank */
+#define OO_GUARD_LEAF_SHUFFLES 0x400	/* leaf orders, leaves shuffled */
 int oo_build_offset_lfts(struct osm_opensm *osm, enum oo_rule rule,
 			 unsigned lane_share, unsigned flags);
 
@@ -143,6 +144,9 @@ struct oo_guard_stages {
 	   are counted after */
 	oo_lft_builder fill;
 	oo_lft_builder fill_whole;
+	/* the pass as OpenSM will run it on VL0 (oo_reach_fill_vl0() with
+	   retry 2), or NULL: what reaching every LID is judged on */
+	oo_lft_builder fill_final;
 	/* the reach pass may put what it cannot fill loop-free on VL0 on
 	   lanes above it (reach_vls > 1): the CA LIDs the fill leaves
 	   without a route on VL0 are then not lost for good, and ours need
@@ -241,8 +245,11 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 /*
  * The same on VL0 alone, silently, without SLs; with retry, its retry
  * round too (oo_reach_fill()), else not (oo_reach_fill_no_retry()): what
- * the stock guard scores each candidate's tables as.  Returns 0, or -1
- * (no memory, a switch without an LFT) with the tables as they were.
+ * the stock guard scores each candidate's tables as; with retry 2, the
+ * whole pass as oo_reach_lfts() runs it on VL0 (oo_reach_fill_vls(): LIDs
+ * that stay out of reach may take another LID's routes of their port).
+ * Returns 0, or -1 (no memory, a switch without an LFT) with the tables
+ * as they were.
  */
 int oo_reach_fill_vl0(struct osm_opensm *osm, int retry);
 

@@ -390,6 +390,26 @@ void oo_eval_shuffle(uint32_t *order, unsigned n, uint64_t seed)
 	}
 }
 
+unsigned oo_eval_shuffle_runs(const uint32_t *order, const uint32_t *key,
+			      unsigned n, uint64_t seed, uint32_t *run,
+			      uint32_t *out)
+{
+	unsigned r = 0, i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!i || key[order[i]] != key[order[i - 1]])
+			run[r++] = i;
+	oo_eval_shuffle(run, r, seed);
+	for (i = 0; i < r; i++) {
+		unsigned j = run[i];
+
+		do
+			out[k++] = order[j++];
+		while (j < n && key[order[j]] == key[order[j - 1]]);
+	}
+	return r;
+}
+
 int oo_eval_work_init(struct oo_eval_work *wk, size_t entries)
 {
 	memset(wk, 0, sizeof(*wk));

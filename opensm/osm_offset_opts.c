@@ -108,6 +108,7 @@ static const char *own_key(const char *key)
 #define SEEN_LIVE 0x100
 #define SEEN_POLISH 0x200
 #define SEEN_SPINE_CAS 0x400
+#define SEEN_LEAF_SHUFFLES 0x800
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -260,10 +261,14 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	if (!strcasecmp(key, "spine_cas"))
 		return parse_on_off("spine_cas", value, SEEN_SPINE_CAS,
 				    &opts->spine_cas, seen, err, err_len);
+	if (!strcasecmp(key, "leaf_shuffles"))
+		return parse_on_off("leaf_shuffles", value, SEEN_LEAF_SHUFFLES,
+				    &opts->leaf_shuffles, seen, err, err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
 		 "reach_all, reach_vls, design_lanes, offsets_apart, "
-		 "digits_apart, keep_live, polish, spine_cas)", token);
+		 "digits_apart, keep_live, polish, spine_cas, "
+		 "leaf_shuffles)", token);
 	return -1;
 }
 
@@ -280,6 +285,7 @@ static void set_defaults(struct oo_options *opts)
 	opts->keep_live = 1;
 	opts->polish = 1;
 	opts->spine_cas = 0;
+	opts->leaf_shuffles = 0;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

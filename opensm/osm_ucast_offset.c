@@ -159,6 +159,14 @@ static int fill_whole_for_guard(void *context)
 	return oo_reach_fill_vl0(plugin->osm, 1);
 }
 
+/* The reach pass on VL0 as OpenSM will run it: LIDs may borrow routes. */
+static int fill_final_for_guard(void *context)
+{
+	struct oo_plugin *plugin = context;
+
+	return oo_reach_fill_vl0(plugin->osm, 2);
+}
+
 /* Port offsetting's LFTs, under the stock guard if it is on. */
 static int build_guarded(struct oo_plugin *plugin)
 {
@@ -171,12 +179,15 @@ static int build_guarded(struct oo_plugin *plugin)
 		    (plugin->opts.digits_apart ? OO_LFT_DIGITS_APART : 0) |
 		    (plugin->opts.keep_live ? OO_LFT_KEEP_LIVE : 0) |
 		    (plugin->opts.polish ? OO_GUARD_POLISH : 0) |
-		    (plugin->opts.spine_cas ? OO_GUARD_SPINE_CAS : 0),
+		    (plugin->opts.spine_cas ? OO_GUARD_SPINE_CAS : 0) |
+		    (plugin->opts.leaf_shuffles ? OO_GUARD_LEAF_SHUFFLES : 0),
 		.stock = plugin->stock_lfts,
 		.ctx = plugin,
 		.stock_ctx = plugin->stock_ctx,
 		.fill = plugin->opts.reach_all ? fill_for_guard : NULL,
 		.fill_whole = plugin->opts.reach_all ? fill_whole_for_guard :
+		    NULL,
+		.fill_final = plugin->opts.reach_all ? fill_final_for_guard :
 		    NULL,
 		.lanes_beyond_vl0 = plugin->opts.reach_all &&
 		    plugin->opts.reach_vls > 1,

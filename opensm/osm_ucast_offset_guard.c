@@ -86,7 +86,19 @@
  */
 #define OO_GUARD_POLISH_SEEDS 4
 #define OO_GUARD_SEEDS 12
-#define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1 + 1) + 127)
+/*
+ * Leaf orders whose leaves come in another order (each leaf's hosts still
+ * together): a scheduler or an analyzer that groups ranks by leaf need not
+ * take the leaves in the order of their host names, and tables that fit
+ * that one order can lose to stock's in the others (a 12x6 tree short of
+ * cables: 0.437 against 0.542).  The guard scores the leaf order, its
+ * quarter and its half jobs over OO_GUARD_LEAF_SEEDS such shuffles (seeds
+ * 101-103) with the option leaf_shuffles; the polish then holds those of
+ * seeds 201-202 of its own.
+ */
+#define OO_GUARD_LEAF_SEEDS 3
+#define OO_GUARD_POLISH_LEAF_SEEDS 2
+#define OO_GUARD_MAX_CELLS (2 * (1 + 4 + 2 + 1 + 1 + 3) + 127)
 
 /*
  * One score: a rank order (or, for random orders, the mean over several
@@ -96,6 +108,10 @@ struct oo_cell {
 	char name[40];
 	const uint32_t *order[OO_GUARD_SEEDS];
 	unsigned num_orders;
+	/* the polish's own orders of a cell of several (num_orders > 1):
+	   it holds their mean and fits none of the guard's */
+	const uint32_t *sample[OO_GUARD_POLISH_SEEDS];
+	unsigned num_sample;
 	unsigned n;
 	int traffic;		/* LID offset, or OO_EVAL_SPREAD */
 	double slack;		/* relative loss that still counts as even */
@@ -119,10 +135,16 @@ struct oo_guard {
 	const char **host_key;	/* sort key of the host's switch */
 	uint8_t *job_sw;	/* per switch: its hosts run jobs */
 	int spine_cas;		/* every switch's do (option spine_cas) */
+	int leaf_shuffles;	/* option leaf_shuffles: leaf_shuffled and
+				   their cells, the mix in ours_reach_more() */
 	unsigned num_hosts;
 	unsigned num_ranks;	/* hosts of the leaves, first in leaf_order */
 	uint32_t *leaf_order;
 	uint32_t *random_order[OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS];
+	/* leaf_order's ranks, the leaves shuffled: the guard's, then the
+	   polish's; NULL where fewer than two leaves have ranks */
+	uint32_t *leaf_shuffled[OO_GUARD_LEAF_SEEDS +
+				OO_GUARD_POLISH_LEAF_SEEDS];
 	struct oo_cell cell[OO_GUARD_MAX_CELLS];
 	unsigned num_cells;
 	unsigned first_offset_cell;	/* cells of one LID offset each */
@@ -151,6 +173,10 @@ struct oo_guard {
 	uint8_t *lft_own;
 	/* the tables in place while a scoring fills them (st->fill) */
 	uint8_t *lft_unfilled;
+	/* the mix of ours and stock that lost a cell (keep_or_mix()), kept
+	   for ours_reach_more(); NULL where none was made */
+	uint8_t *lft_mix;
+	struct oo_eval_score *mix_score;
 	struct oo_eval_work work;
 	double stock_cpu;	/* of the stock LFT stage */
 };
@@ -166,6 +192,8 @@ static void free_guard(struct oo_guard *g)
 	free(g->job_sw);
 	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++)
 		free(g->random_order[i]);
+	for (i = 0; i < OO_GUARD_LEAF_SEEDS + OO_GUARD_POLISH_LEAF_SEEDS; i++)
+		free(g->leaf_shuffled[i]);
 	free(g->prof_before);
 	free(g->prof_ours);
 	free(g->prof_stock);
@@ -178,6 +206,8 @@ static void free_guard(struct oo_guard *g)
 	free(g->prof_own);
 	free(g->lft_own);
 	free(g->lft_unfilled);
+	free(g->lft_mix);
+	free(g->mix_score);
 	oo_eval_work_free(&g->work);
 }
 
@@ -305,11 +335,49 @@ static void assign_switch_keys(struct oo_guard *g)
 }
 
 /*
+ * The ranks of leaf_order with the leaves shuffled (leaf_shuffled, seeds
+ * 101 on for the guard, 201 on for the polish), where at least two leaves
+ * have ranks.  Returns 0, or -1 with no memory.
+ */
+static int shuffle_leaves(struct oo_guard *g)
+{
+	uint32_t *run = malloc(sizeof(uint32_t) * (g->num_ranks + 1));
+	unsigned i, runs = 0;
+
+	if (!run)
+		return -1;
+	for (i = 0; i < OO_GUARD_LEAF_SEEDS + OO_GUARD_POLISH_LEAF_SEEDS;
+	     i++) {
+		uint64_t seed = i < OO_GUARD_LEAF_SEEDS ? 101 + i :
+		    201 + i - OO_GUARD_LEAF_SEEDS;
+
+		g->leaf_shuffled[i] = malloc(sizeof(uint32_t) *
+					     (g->num_ranks + 1));
+		if (!g->leaf_shuffled[i]) {
+			free(run);
+			return -1;
+		}
+		runs = oo_eval_shuffle_runs(g->leaf_order, g->host_sw,
+					    g->num_ranks, seed, run,
+					    g->leaf_shuffled[i]);
+	}
+	free(run);
+	if (runs < 2)
+		for (i = 0; i < OO_GUARD_LEAF_SEEDS +
+		     OO_GUARD_POLISH_LEAF_SEEDS; i++) {
+			free(g->leaf_shuffled[i]);
+			g->leaf_shuffled[i] = NULL;
+		}
+	return 0;
+}
+
+/*
  * The rank orders: the hosts of the leaves (num_ranks of them) in leaf
- * order, and shuffles of it.  A job runs on those: the CAs cabled to
- * spines or cores (management HCAs) run none, and they would shift every
- * job block after them by as many ranks where their names sort first
- * ("mgmt01" before "node001").  Their LIDs are still routed and checked
+ * order, and shuffles of it (of its hosts; with the option leaf_shuffles,
+ * of its leaves too).  A job runs on those: the CAs cabled to spines or
+ * cores (management HCAs) run none, and they would shift every job block
+ * after them by as many ranks where their names sort first ("mgmt01"
+ * before "node001").  Their LIDs are still routed and checked
  * (lost_ca_lids()).  Where fewer than two leaves have hosts
  * (oo_rank_job_switches()), or with the option spine_cas, every host
  * runs a rank.
@@ -343,7 +411,7 @@ static int make_orders(struct oo_guard *g)
 		       sizeof(uint32_t) * g->num_ranks);
 		oo_eval_shuffle(g->random_order[i], g->num_ranks, i + 1);
 	}
-	return 0;
+	return g->leaf_shuffles ? shuffle_leaves(g) : 0;
 }
 
 static void add_cell(struct oo_guard *g, const char *name, unsigned part,
@@ -358,6 +426,7 @@ static void add_cell(struct oo_guard *g, const char *name, unsigned part,
 			 spread ? "spread" : "base");
 		memcpy(c->order, order, sizeof(*order) * num_orders);
 		c->num_orders = num_orders;
+		c->num_sample = 0;
 		c->n = n;
 		c->traffic = spread ? OO_EVAL_SPREAD : 0;
 		c->slack = num_orders > 1 ? OO_GUARD_RANDOM_SLACK : 0.0;
@@ -412,6 +481,66 @@ static void add_offset_cells(struct oo_guard *g)
 	}
 }
 
+/*
+ * The polish's own orders (num of order) of the cells add_cell() added
+ * last, one of each traffic.
+ */
+static void set_sample(struct oo_guard *g, uint32_t *const *order,
+		       unsigned num)
+{
+	unsigned traffics = g->net.lids_per_port > 1 ? 2 : 1, c;
+
+	for (c = g->num_cells - traffics; c < g->num_cells; c++) {
+		memcpy(g->cell[c].sample, order, sizeof(*order) * num);
+		g->cell[c].num_sample = num;
+	}
+}
+
+/*
+ * One cell of the leaf order with its leaves shuffled (leaf_shuffled):
+ * its parts-th parts (1, 4 or 2: the whole order, its quarter or its half
+ * jobs) in each of the guard's shuffles, and in the polish's first
+ * shuffle (every shuffle of it for the whole order).  Blocks are those of
+ * lft-analyze --job: n / parts ranks each.
+ */
+static void add_shuffled_leaf_cell(struct oo_guard *g, const char *name,
+				   unsigned parts)
+{
+	uint32_t *order[OO_GUARD_SEEDS], *sample[OO_GUARD_POLISH_SEEDS];
+	unsigned size = g->num_ranks / parts, s, q, n = 0, m = 0;
+
+	for (s = 0; s < OO_GUARD_LEAF_SEEDS; s++)
+		for (q = 0; q < parts; q++)
+			order[n++] = g->leaf_shuffled[s] + q * size;
+	if (parts == 1)
+		for (s = 0; s < OO_GUARD_POLISH_LEAF_SEEDS; s++)
+			sample[m++] = g->leaf_shuffled[OO_GUARD_LEAF_SEEDS + s];
+	else
+		for (q = 0; q < parts; q++)
+			sample[m++] = g->leaf_shuffled[OO_GUARD_LEAF_SEEDS] +
+			    q * size;
+	add_cell(g, name, 0, order, n, size);
+	set_sample(g, sample, m);
+}
+
+/*
+ * The leaf order, its quarter and its half jobs with the leaves shuffled,
+ * each as the mean over the guard's shuffles, where two leaves or more
+ * have ranks: tables must not beat stock in the one leaf order alone.
+ */
+static void add_shuffled_leaf_cells(struct oo_guard *g)
+{
+	unsigned n = g->num_ranks;
+
+	if (!g->leaf_shuffled[0])
+		return;
+	add_shuffled_leaf_cell(g, "leaves shuffled", 1);
+	if (n >= 8)
+		add_shuffled_leaf_cell(g, "quarter jobs, leaves shuffled", 4);
+	if (n >= 4)
+		add_shuffled_leaf_cell(g, "half jobs, leaves shuffled", 2);
+}
+
 /* The rank orders and traffic the two sets of tables are scored on. */
 static void make_cells(struct oo_guard *g)
 {
@@ -432,6 +561,8 @@ static void make_cells(struct oo_guard *g)
 	add_lost_only_cells(g);
 	add_cell(g, "random orders", 0, g->random_order + OO_GUARD_POLISH_SEEDS,
 		 OO_GUARD_SEEDS, n);
+	set_sample(g, g->random_order, OO_GUARD_POLISH_SEEDS);
+	add_shuffled_leaf_cells(g);
 	add_offset_cells(g);
 }
 
@@ -674,6 +805,24 @@ static int lost_after_whole(struct oo_guard *g,
 		return -1;
 	whole.fill = st->fill_whole;
 	return lost_ca_lids(g, &whole);
+}
+
+/*
+ * The lost_ca_lids() of the tables in place after the reach pass as
+ * OpenSM will run it on VL0 (st->fill_final: the whole pass, LIDs that
+ * stay out of reach taking another LID's routes of their port); -1 where
+ * that pass is not known or lanes beyond VL0 fill what it leaves (or no
+ * memory).  The tables in place stay as they are.
+ */
+static int lost_after_final(struct oo_guard *g,
+			    const struct oo_guard_stages *st)
+{
+	struct oo_guard_stages final = *st;
+
+	if (!st->fill_final || st->lanes_beyond_vl0)
+		return -1;
+	final.fill = st->fill_final;
+	return lost_ca_lids(g, &final);
 }
 
 /*
@@ -1259,6 +1408,32 @@ static void log_loss(const struct oo_guard *g, const char *what,
 		a[c].eff, a[c].lost, stock[c].eff, stock[c].lost);
 }
 
+/*
+ * With the option leaf_shuffles, the first mix of ours and stock that
+ * lost a cell (in place, scored in mixed; ours scored in ours), kept with
+ * its scores for ours_reach_more(): it may reach more CA LIDs than the
+ * tables that won.  Nothing where it mixed nothing (it scores as ours) or
+ * without memory.
+ */
+static void keep_mix(struct oo_guard *g, const struct oo_eval_score *ours,
+		     const struct oo_eval_score *mixed)
+{
+	if (!g->leaf_shuffles || g->lft_mix ||
+	    !memcmp(ours, mixed, sizeof(*ours) * g->num_cells))
+		return;
+	g->lft_mix = malloc(total_lft(g) + 1);
+	g->mix_score = malloc(sizeof(*mixed) * (g->num_cells + 1));
+	if (!g->lft_mix || !g->mix_score) {
+		free(g->lft_mix);
+		free(g->mix_score);
+		g->lft_mix = NULL;
+		g->mix_score = NULL;
+		return;
+	}
+	copy_lfts(g, g->lft_mix, 1);
+	memcpy(g->mix_score, mixed, sizeof(*mixed) * g->num_cells);
+}
+
 /* What keep_or_mix() settles on. */
 #define OO_GUARD_NEITHER 0
 #define OO_GUARD_MIX 1		/* a mix of them and stock, in place */
@@ -1291,6 +1466,7 @@ static int keep_or_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 		log_loss(g, what, ours, stock);
 	if (try_mix(g, st, ours, stock, mixed))
 		return OO_GUARD_MIX;
+	keep_mix(g, ours, mixed);
 	if (first_loss(g, mixed, stock) >= 0)
 		log_loss(g, mix_what, mixed, stock);
 	return OO_GUARD_NEITHER;
@@ -1579,8 +1755,9 @@ static void log_polish(const struct oo_guard *g, const char *whose,
 
 /*
  * The polish's cells: each cell of the guard (those of the base LIDs
- * only, with base_only), a random order as OO_GUARD_POLISH_SEEDS shuffles
- * of its own.  Returns how many; *steer counts those that steer.
+ * only, with base_only); one of several orders (random orders, leaves
+ * shuffled) as the orders of its own sample, which do not steer.
+ * Returns how many; *steer counts those that steer.
  */
 static unsigned polish_cells(const struct oo_guard *g, const double *lead,
 			     int base_only, struct oo_polish_cell *cell,
@@ -1591,17 +1768,16 @@ static unsigned polish_cells(const struct oo_guard *g, const double *lead,
 	*steer = 0;
 	for (c = 0; c < g->num_cells; c++) {
 		const struct oo_cell *gc = &g->cell[c];
-		int random = gc->num_orders > 1;
+		int sampled = gc->num_sample > 0;
 
 		if ((base_only && gc->traffic) || gc->lost_only)
 			continue;
-		for (i = 0; i < (random ? OO_GUARD_POLISH_SEEDS : 1); i++) {
-			cell[n].order = random ? g->random_order[i] :
-			    gc->order[0];
+		for (i = 0; i < (sampled ? gc->num_sample : 1); i++) {
+			cell[n].order = sampled ? gc->sample[i] : gc->order[0];
 			cell[n].n = gc->n;
 			cell[n].traffic = gc->traffic;
 			cell[n].group = c;
-			cell[n].steer = !random;
+			cell[n].steer = !sampled;
 			cell[n].lead = lead ? lead[c] : 0.0;
 			*steer += (unsigned)cell[n].steer;
 			n++;
@@ -2723,40 +2899,99 @@ built:
 }
 
 /*
+ * What ours_reach_more() counts of the tables in place: with the option
+ * leaf_shuffles, the CA LIDs the pass as OpenSM runs it leaves without a
+ * route (lost_after_final()), else those of the whole pass without the
+ * routes LIDs may borrow (lost_after_whole()), as before the option.
+ */
+static int reach_count(struct oo_guard *g, const struct oo_guard_stages *st)
+{
+	return g->leaf_shuffles ? lost_after_final(g, st) :
+	    lost_after_whole(g, st);
+}
+
+/* What ours_reach_more() settles on. */
+#define OO_REACH_KEEP 0		/* the tables in place */
+#define OO_REACH_OURS 1		/* port offsetting's (lft_ours) */
+#define OO_REACH_MIX 2		/* the mix that lost a cell (lft_mix) */
+
+/* How many cells a scores lower than stock in (cell_lost()). */
+static unsigned count_losses(const struct oo_guard *g,
+			     const struct oo_eval_score *a,
+			     const struct oo_eval_score *stock)
+{
+	unsigned c, n = 0;
+
+	for (c = 0; c < g->num_cells; c++)
+		n += cell_lost(g, c, &a[c], &stock[c]);
+	return n;
+}
+
+/*
  * The stock tables stay (polished, or with port offsetting's further LID
- * offsets), though they lose no cell and port offsetting's do.  Returns 1
- * where OpenSM's whole reach pass would leave more CA LIDs of them
- * without a route from some CA than of ours (lft_ours), which then go on:
+ * offsets), though they lose no cell and port offsetting's do.  Where
+ * OpenSM's whole reach pass would leave more CA LIDs of them without a
+ * route from some CA (reach_count()) than of ours (lft_ours) or, with the
+ * option leaf_shuffles, of the mix of ours and stock that lost a cell
+ * (lft_mix, keep_or_mix(); only where its tables have no credit loop),
+ * the one of those two that leaves the fewest goes on instead (on a tie,
+ * the one that loses fewer cells to stock, scored in stock; else ours):
  * reaching every LID comes first.  Most often those are the LIDs of
  * management HCAs on spines, which no cell scores (they run no rank), and
  * whose turns the pass cannot take loop-free beside the stock routes; at
  * LMC > 0 the pass may also lend such a LID the routes of another LID of
- * its port (oo_reach_fill_vls()), which neither count takes.  Else 0,
- * with the tables in place as they were.
+ * its port (oo_reach_fill_vls()), which only the count of the option
+ * leaf_shuffles takes.  Returns what goes on (OO_REACH_*), the tables in
+ * place as they were.
  */
 static int ours_reach_more(struct oo_guard *g,
-			   const struct oo_guard_stages *st)
+			   const struct oo_guard_stages *st,
+			   const struct oo_eval_score *ours,
+			   const struct oo_eval_score *stock)
 {
 	struct oo_guard_snapshot was = { NULL, NULL };
-	int kept, ours = -1;
+	int kept, lost_ours = -1, lost_mix = -1, pick = OO_REACH_KEEP;
 
-	if (!st->fill_whole || st->lanes_beyond_vl0)
-		return 0;
-	kept = lost_after_whole(g, st);
+	if (!(g->leaf_shuffles ? st->fill_final : st->fill_whole) ||
+	    st->lanes_beyond_vl0)
+		return OO_REACH_KEEP;
+	kept = reach_count(g, st);
 	if (kept <= 0 || take_snapshot(g, &was))
 		goto out;
 	copy_lfts(g, g->lft_ours, 0);
-	ours = lost_after_whole(g, st);
+	lost_ours = reach_count(g, st);
+	if (g->lft_mix) {
+		copy_lfts(g, g->lft_mix, 0);
+		lost_mix = reach_count(g, st);
+		/* it may hold updn's own routes, over its own roots */
+		if (lost_mix >= 0 && oo_reach_tables_acyclic(g->osm) != 1)
+			lost_mix = -1;
+	}
 	put_back_snapshot(g, &was);
-	if (ours < 0 || ours >= kept)
-		goto out;
-	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the tables "
-		"that won leave %d CA LIDs without a route from some CA after "
-		"the reach pass, port offsetting's %d: port offsetting's go "
-		"on, though they score lower in a cell\n", kept, ours);
+	if (lost_ours >= 0 && lost_ours < kept)
+		pick = OO_REACH_OURS;
+	if (lost_mix >= 0 && lost_mix < kept &&
+	    (pick == OO_REACH_KEEP || lost_mix < lost_ours ||
+	     (lost_mix == lost_ours && count_losses(g, g->mix_score, stock) <
+	      count_losses(g, ours, stock))))
+		pick = OO_REACH_MIX;
+	if (pick == OO_REACH_OURS)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"tables that won leave %d CA LIDs without a route from "
+			"some CA after the reach pass, port offsetting's %d: "
+			"port offsetting's go on, though they score lower in a "
+			"cell\n", kept, lost_ours);
+	else if (pick == OO_REACH_MIX)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"tables that won leave %d CA LIDs without a route from "
+			"some CA after the reach pass, the mix of port "
+			"offsetting's and the stock ones %d (port offsetting's "
+			"%d): the mix goes on, though it scores lower in %u "
+			"cells\n", kept, lost_mix, lost_ours,
+			count_losses(g, g->mix_score, stock));
 out:
 	free_snapshot(&was);
-	return ours >= 0 && ours < kept;
+	return pick;
 }
 
 /*
@@ -2856,8 +3091,14 @@ static int compare_with_stock(struct oo_guard *g,
 	else if (st->variants & OO_GUARD_POLISH)
 		try_polish_base_hops(g, st, polished ? scratch : own,
 				     kept_lost, own, mixed);
-	if (ours_reach_more(g, st))
+	switch (ours_reach_more(g, st, ours, own)) {
+	case OO_REACH_OURS:
 		goto ours_back;
+	case OO_REACH_MIX:
+		copy_lfts(g, g->lft_mix, 0);
+		count_profiles(g);
+		goto our_hops;
+	}
 	goto out;
 ours_back:
 	copy_lfts(g, g->lft_ours, 0);
@@ -2885,6 +3126,7 @@ int oo_guard_lfts(struct osm_opensm *osm, const struct oo_guard_stages *st)
 	g.osm = osm;
 	g.log = &osm->log;
 	g.spine_cas = !!(st->variants & OO_GUARD_SPINE_CAS);
+	g.leaf_shuffles = !!(st->variants & OO_GUARD_LEAF_SHUFFLES);
 	if (prepare_guard(&g) ||
 	    !(g.prof_before = malloc(sizeof(uint32_t) *
 				     (total_ports(&g) + 1))) ||

@@ -247,7 +247,8 @@ int oo_reach_fill_vl0(struct osm_opensm *osm, int retry)
 	int ret = prepare_net(&rg, osm);
 
 	if (!ret)
-		ret = retry ? oo_reach_fill(&rg.net, &res) :
+		ret = retry > 1 ? oo_reach_fill_vls(&rg.net, 1, &res, NULL) :
+		    retry ? oo_reach_fill(&rg.net, &res) :
 		    oo_reach_fill_no_retry(&rg.net, &res);
 	free_net(&rg);
 	return ret ? -1 : 0;

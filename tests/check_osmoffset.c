@@ -2276,6 +2276,50 @@ START_TEST(eval_worse_and_shuffle)
 }
 END_TEST
 
+/*
+ * Leaf orders with the leaves shuffled: hosts 10..19 over leaves of 3, 3,
+ * 2 and 2 hosts (key: the leaf), listed in leaf order, one host (18) out
+ * of its place in the input to check that runs, not keys, are moved.
+ */
+START_TEST(eval_shuffle_runs_keeps_each_leaf_together)
+{
+	uint32_t key[20] = { 0 };
+	uint32_t order[10] = { 10, 11, 12, 13, 14, 15, 16, 17, 19, 18 };
+	uint32_t run[10], a[10], b[10], c[10], seen[20] = { 0 };
+	unsigned i, r, moved = 0;
+
+	for (i = 10; i < 20; i++)
+		key[i] = i < 13 ? 0 : i < 16 ? 1 : i < 18 ? 2 : 3;
+	r = oo_eval_shuffle_runs(order, key, 10, 1, run, a);
+	ck_assert_uint_eq(r, 4);
+	for (i = 0; i < 10; i++)
+		seen[a[i]]++;
+	for (i = 10; i < 20; i++)
+		ck_assert_uint_eq(seen[i], 1);
+	/* each leaf's hosts next to each other, in the order given */
+	for (i = 0; i < 10; i++) {
+		unsigned j = 0;
+
+		while (order[j] != a[i])
+			j++;
+		if (i && key[a[i]] == key[a[i - 1]])
+			ck_assert_uint_eq(order[j - 1], a[i - 1]);
+		else
+			ck_assert(!j || key[order[j - 1]] != key[order[j]]);
+	}
+	ck_assert_uint_eq(oo_eval_shuffle_runs(order, key, 10, 1, run, b), 4);
+	ck_assert_mem_eq(a, b, sizeof(a));
+	for (i = 2; i < 12 && !moved; i++) {
+		oo_eval_shuffle_runs(order, key, 10, i, run, c);
+		moved = memcmp(a, c, sizeof(a)) != 0;
+	}
+	ck_assert(moved);
+	/* one leaf: nothing to shuffle */
+	ck_assert_uint_eq(oo_eval_shuffle_runs(order, key, 3, 5, run, c), 1);
+	ck_assert_mem_eq(c, order, 3 * sizeof(*c));
+}
+END_TEST
+
 START_TEST(aggregation_nodes_are_known_by_name)
 {
 	ck_assert(oo_is_aggregation_node("Mellanox Technologies "
@@ -3578,6 +3622,37 @@ START_TEST(spine_cas_option)
 END_TEST
 
 /*
+ * leaf_shuffles is off by default (the guard scores the leaf order of the
+ * routing only); on (yes, 1) turns it on alone; a bad value or the key
+ * twice with different values is refused, naming it.
+ */
+START_TEST(leaf_shuffles_option)
+{
+	static const char *const on[] = { "on", "yes", "1" };
+	struct oo_options o;
+	char text[64], err[256];
+	unsigned i;
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(o.leaf_shuffles, 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text),
+			 "port_offsetting=on leaf_shuffles=%s", on[i]);
+		ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)),
+				 0);
+		ck_assert_int_eq(o.leaf_shuffles, 1);
+		ck_assert_int_eq(o.spine_cas, 0);
+		ck_assert_int_eq(o.polish, 1);
+	}
+	parse_bad("leaf_shuffles=some", "leaf_shuffles value 'some' is not "
+		  "one of on, off");
+	parse_bad("leaf_shuffles=off leaf_shuffles=on",
+		  "leaf_shuffles is given twice, as off and as on");
+}
+END_TEST
+
+/*
  * The reach model with the hosts crossing over (L0 sends h1 over S0, L1
  * sends h0 over S1) and a second management HCA m1 on S1 port 3 (it takes
  * S1's LID 4), which S0 sends down to L1 and L1 up to S1.  S1 has no entry
@@ -3887,6 +3962,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, reach_all_option);
 	tcase_add_test(opt, design_lanes_option);
 	tcase_add_test(opt, spine_cas_option);
+	tcase_add_test(opt, leaf_shuffles_option);
 	tcase_add_test(opt, reach_vls_option);
 	suite_add_tcase(s, opt);
 
@@ -3899,6 +3975,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, eval_marks_the_switches_a_block_uses);
 	tcase_add_test(ev, eval_marks_base_and_further_offsets_apart);
 	tcase_add_test(ev, eval_worse_and_shuffle);
+	tcase_add_test(ev, eval_shuffle_runs_keeps_each_leaf_together);
 	tcase_add_test(ev, polish_moves_an_entry_off_the_busiest_link);
 	tcase_add_test(ev, polish_moves_to_the_second_cable_of_a_pair);
 	tcase_add_test(ev,

@@ -592,3 +592,101 @@ def test_polish_raises_a_cell_below_stock_with_the_lead_of_others(tmp_path):
     an.build_paths()
     assert an.valid and an.credit_loops() is None
     assert an._eff(an.shift(True)) == pytest.approx(polished, abs=5e-5)
+
+
+def leaf_shuffled_figures(run, seeds=(1, 2, 3)):
+    """lft-analyze's base-LID shift efficiency of one run's LFTs in the
+    leaf order (first) and in the leaf-shuffled orders of seeds."""
+    out = []
+    for order, seed in [("leaf", 1)] + [("leaf-shuffled", s) for s in seeds]:
+        an = Analysis(run.topo, run.lfts, bisections=0, order=order,
+                      seed=seed)
+        an.run()
+        out.append(an.result["shift"]["base"]["efficiency"])
+    return out
+
+
+def test_leaf_shuffles_hold_shuffled_leaves_to_stock(tmp_path):
+    """docs/fabrics.md's var-2l-12x6-degraded (12 leaves of 6 hosts, a
+    spine and 5 % of the cables missing), LMC 0, roots left to updn.  By
+    default the guard scores the routing's leaf order only: the tables
+    that win there (ours with the stock first hops of the base LIDs,
+    polished) tie stock updn in it (0.542) but fall to 0.437, 0.428 and
+    0.454 where the leaves come shuffled (seeds 1-3; stock updn 0.542 in
+    each).  With leaf_shuffles=on the guard scores such orders too: those
+    tables lose a shuffled cell, and the stock ones stay, level with
+    stock updn in every order."""
+    need_plugin()
+    net = str(tmp_path / "v.net")
+    p = run_script(GEN_FABRIC, [
+        "2level", "--leaves", "12", "--spines", "6", "--hosts-per-leaf",
+        "6", "--remove-switches", "1", "--remove-links", "0.05", "--seed",
+        "11", "--random-guids", "-o", net])
+    assert p.returncode == 0, p.stderr
+    runs = {}
+    for name, extra in (("stock", ["--stock"]),
+                        ("ours", ["--port-offsetting", "on"]),
+                        ("shuffles", ["--port-offsetting", "on",
+                                      "--plugin-option",
+                                      "leaf_shuffles=on"])):
+        out = str(tmp_path / name)
+        args = ["--net", net, "--out", out, "--lmc", "0", "--quiet",
+                "--no-ibroute", "--roots", "none"] + extra
+        if name != "stock":
+            args += ["--plugin-dir", plugin_dir()]
+        runs[name] = SimRun(net, "updn", 0, name, out,
+                            run_osm_sim(args)).require_ok()
+    stock = leaf_shuffled_figures(runs["stock"])
+    ours = leaf_shuffled_figures(runs["ours"])
+    held = leaf_shuffled_figures(runs["shuffles"])
+    assert stock == pytest.approx([77 / 142] * 4)
+    assert ours == pytest.approx([77 / 142, 31 / 71, 0.428, 0.454],
+                                 abs=5e-4)
+    assert held == pytest.approx(stock)
+    logs = {}
+    for name in ("ours", "shuffles"):
+        with open(runs[name].path("osm.log"), errors="replace") as f:
+            logs[name] = f.read()
+    assert "would score lower than the stock ones in leaves shuffled " \
+        "base" in logs["shuffles"]
+    assert "osmoffset: stock guard: the stock LFTs stay as they are" in \
+        logs["shuffles"]
+    assert "leaves shuffled" not in logs["ours"]
+    an = Analysis(runs["shuffles"].topo, runs["shuffles"].lfts,
+                  bisections=0)
+    an.validate()
+    an.build_paths()
+    assert an.valid and an.credit_loops() is None
+
+
+def test_leaf_shuffles_reach_first_weighs_the_mix(tmp_path):
+    """docs/fabrics.md's var-dir-mgmt-taper3 (two directors under tapered
+    edges, six management HCAs on line ASICs, 3 % of the cables missing),
+    LMC 0, with leaf_shuffles=on.  The mix of ours and stock loses a
+    shuffled cell, and the tables that then win (ours with the stock
+    first hops of the base LIDs) would leave a management HCA's LID
+    without a route from some CA after the reach pass (3 pairs), ours 2
+    LIDs: the mix, which leaves none, goes on though it loses cells, and
+    every pair is routed, loop-free."""
+    need_plugin()
+    net = gen_cluster(tmp_path, "taper3", [
+        "--radix", "36", "--directors", "2", "--lines", "8", "--fabrics",
+        "4", "--edges", "16", "--empty-edges", "4", "--hosts-per-edge",
+        "18", "--uplinks", "6", "--core-hosts", "6", "--remove-links",
+        "0.03", "--seed", "22"])
+    out = str(tmp_path / "on")
+    run = SimRun(net, "updn", 0, "on", out, run_osm_sim([
+        "--net", net, "--out", out, "--lmc", "0", "--quiet",
+        "--no-ibroute", "--roots", "none", "--port-offsetting", "on",
+        "--plugin-option", "leaf_shuffles=on", "--plugin-dir",
+        plugin_dir()])).require_ok()
+    with open(run.path("osm.log"), errors="replace") as f:
+        log = f.read()
+    assert "osmoffset: stock guard: the tables that won leave 1 CA LIDs " \
+        "without a route from some CA after the reach pass, the mix of " \
+        "port offsetting's and the stock ones 0 (port offsetting's 2): " \
+        "the mix goes on, though it scores lower in 3 cells" in log
+    an = Analysis(run.topo, run.lfts, bisections=0)
+    an.validate()
+    an.build_paths()
+    assert an.valid and an.credit_loops() is None
