@@ -791,38 +791,43 @@ static int lost_ca_lids(struct oo_guard *g, const struct oo_guard_stages *st)
 }
 
 /*
- * The lost_ca_lids() of the tables in place after the whole reach pass
- * (st->fill_whole, its retry round too), as OpenSM's reach pass will
- * leave them; -1 where that pass is not known or lanes beyond VL0 fill
- * what it leaves (or no memory).  The tables in place stay as they are.
+ * The lost_ca_lids() of the tables in place after the reach pass fill
+ * (a stage of st); -1 where that pass is not known or lanes beyond VL0
+ * fill what it leaves (or no memory).  The tables in place stay as they
+ * are.
+ */
+static int lost_after_stage(struct oo_guard *g,
+			    const struct oo_guard_stages *st,
+			    oo_lft_builder fill)
+{
+	struct oo_guard_stages with = *st;
+
+	if (!fill || st->lanes_beyond_vl0)
+		return -1;
+	with.fill = fill;
+	return lost_ca_lids(g, &with);
+}
+
+/*
+ * lost_after_stage() of the whole reach pass (st->fill_whole, its retry
+ * round too), as OpenSM's reach pass will leave the tables but for the
+ * routes LIDs may borrow.
  */
 static int lost_after_whole(struct oo_guard *g,
 			    const struct oo_guard_stages *st)
 {
-	struct oo_guard_stages whole = *st;
-
-	if (!st->fill_whole || st->lanes_beyond_vl0)
-		return -1;
-	whole.fill = st->fill_whole;
-	return lost_ca_lids(g, &whole);
+	return lost_after_stage(g, st, st->fill_whole);
 }
 
 /*
- * The lost_ca_lids() of the tables in place after the reach pass as
- * OpenSM will run it on VL0 (st->fill_final: the whole pass, LIDs that
- * stay out of reach taking another LID's routes of their port); -1 where
- * that pass is not known or lanes beyond VL0 fill what it leaves (or no
- * memory).  The tables in place stay as they are.
+ * lost_after_stage() of the reach pass as OpenSM will run it on VL0
+ * (st->fill_final: the whole pass, LIDs that stay out of reach taking
+ * another LID's routes of their port).
  */
 static int lost_after_final(struct oo_guard *g,
 			    const struct oo_guard_stages *st)
 {
-	struct oo_guard_stages final = *st;
-
-	if (!st->fill_final || st->lanes_beyond_vl0)
-		return -1;
-	final.fill = st->fill_final;
-	return lost_ca_lids(g, &final);
+	return lost_after_stage(g, st, st->fill_final);
 }
 
 /*

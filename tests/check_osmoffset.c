@@ -3530,38 +3530,54 @@ static int option_field(const struct oo_options *o, size_t field)
 }
 
 /*
- * On by default; KEY=off (or no, 0) turns it alone off; a bad value or
- * the key twice with different values is refused, naming it.
+ * An on/off option of the table tab (n entries), all of which are set to
+ * by_default by default: KEY set the other way (off, no, 0 or on, yes, 1)
+ * turns it alone; a bad value or the key twice with different values is
+ * refused, naming it.
  */
-static void assert_variant_option(const struct variant_option *v)
+static void assert_on_off_option(const struct variant_option *v,
+				 const struct variant_option *tab, unsigned n,
+				 int by_default)
 {
-	static const char *const off[] = { "off", "no", "0" };
+	static const char *const word[2][3] = {
+		{ "off", "no", "0" }, { "on", "yes", "1" }
+	};
+	const char *const *set = word[!by_default];
 	struct oo_options o;
 	char text[64], want[96], err[256];
 	unsigned i, j;
 
 	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
 					  sizeof(err)), 0);
-	ck_assert_int_eq(option_field(&o, v->field), 1);
+	ck_assert_int_eq(option_field(&o, v->field), by_default);
 	for (i = 0; i < 3; i++) {
-		snprintf(text, sizeof(text), "%s=%s", v->key, off[i]);
+		snprintf(text, sizeof(text), "port_offsetting=on %s=%s",
+			 v->key, set[i]);
 		ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)),
 				 0);
-		ck_assert_int_eq(option_field(&o, v->field), 0);
-		for (j = 0; j < sizeof(guard_variants) /
-		     sizeof(guard_variants[0]); j++)
-			if (guard_variants[j].field != v->field)
-				ck_assert_int_eq(option_field(&o,
-					guard_variants[j].field), 1);
+		ck_assert_int_eq(option_field(&o, v->field), !by_default);
+		for (j = 0; j < n; j++)
+			if (tab[j].field != v->field)
+				ck_assert_int_eq(option_field(&o, tab[j].field),
+						 by_default);
+		ck_assert_int_eq(o.stock_guard, 1);
 	}
 	snprintf(text, sizeof(text), "%s=%s", v->key, v->bad);
 	snprintf(want, sizeof(want), "%s value '%s' is not one of on, off",
 		 v->key, v->bad);
 	parse_bad(text, want);
-	snprintf(text, sizeof(text), "%s=off %s=on", v->key, v->key);
+	snprintf(text, sizeof(text), "%s=%s %s=%s", v->key, word[0][0],
+		 v->key, word[1][0]);
 	snprintf(want, sizeof(want), "%s is given twice, as off and as on",
 		 v->key);
 	parse_bad(text, want);
+}
+
+/* On by default (guard_variants): KEY=off turns it alone off. */
+static void assert_variant_option(const struct variant_option *v)
+{
+	assert_on_off_option(v, guard_variants, sizeof(guard_variants) /
+			     sizeof(guard_variants[0]), 1);
 }
 
 START_TEST(design_lanes_option)
@@ -3587,68 +3603,38 @@ START_TEST(design_lanes_option)
 }
 END_TEST
 
-/*
- * spine_cas is off by default (the guard's orders rank the leaves' hosts
- * only); on (yes, 1) turns it on alone; a bad value or the key twice with
- * different values is refused, naming it.
- */
-START_TEST(spine_cas_option)
-{
-	static const char *const on[] = { "on", "yes", "1" };
-	struct oo_options o;
-	char text[64], err[256];
-	unsigned i;
+/* The options off by default (spine_cas, leaf_shuffles). */
+static const struct variant_option guard_extras[] = {
+	{ "spine_cas", offsetof(struct oo_options, spine_cas), "mgmt" },
+	{ "leaf_shuffles", offsetof(struct oo_options, leaf_shuffles),
+	  "some" },
+};
 
+/*
+ * Off by default (guard_extras): KEY=on turns it alone on, the other one
+ * off by default staying off, the guard and the polish on.
+ */
+static void assert_extra_option(const struct variant_option *v)
+{
+	struct oo_options o;
+	char err[256];
+
+	assert_on_off_option(v, guard_extras, sizeof(guard_extras) /
+			     sizeof(guard_extras[0]), 0);
 	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
 					  sizeof(err)), 0);
-	ck_assert_int_eq(o.spine_cas, 0);
-	for (i = 0; i < 3; i++) {
-		snprintf(text, sizeof(text), "port_offsetting=on spine_cas=%s",
-			 on[i]);
-		ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)),
-				 0);
-		ck_assert_int_eq(o.spine_cas, 1);
-		ck_assert_int_eq(o.polish, 1);
-		ck_assert_int_eq(o.stock_guard, 1);
-	}
-	ck_assert_int_eq(oo_options_parse("spine_cas=off", &o, err,
-					  sizeof(err)), 0);
-	ck_assert_int_eq(o.spine_cas, 0);
-	parse_bad("spine_cas=mgmt", "spine_cas value 'mgmt' is not one of "
-		  "on, off");
-	parse_bad("spine_cas=on spine_cas=off",
-		  "spine_cas is given twice, as on and as off");
+	ck_assert_int_eq(o.polish, 1);
+}
+
+START_TEST(spine_cas_option)
+{
+	assert_extra_option(&guard_extras[0]);
 }
 END_TEST
 
-/*
- * leaf_shuffles is off by default (the guard scores the leaf order of the
- * routing only); on (yes, 1) turns it on alone; a bad value or the key
- * twice with different values is refused, naming it.
- */
 START_TEST(leaf_shuffles_option)
 {
-	static const char *const on[] = { "on", "yes", "1" };
-	struct oo_options o;
-	char text[64], err[256];
-	unsigned i;
-
-	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
-					  sizeof(err)), 0);
-	ck_assert_int_eq(o.leaf_shuffles, 0);
-	for (i = 0; i < 3; i++) {
-		snprintf(text, sizeof(text),
-			 "port_offsetting=on leaf_shuffles=%s", on[i]);
-		ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)),
-				 0);
-		ck_assert_int_eq(o.leaf_shuffles, 1);
-		ck_assert_int_eq(o.spine_cas, 0);
-		ck_assert_int_eq(o.polish, 1);
-	}
-	parse_bad("leaf_shuffles=some", "leaf_shuffles value 'some' is not "
-		  "one of on, off");
-	parse_bad("leaf_shuffles=off leaf_shuffles=on",
-		  "leaf_shuffles is given twice, as off and as on");
+	assert_extra_option(&guard_extras[1]);
 }
 END_TEST
 
