@@ -8,6 +8,7 @@
  */
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,16 +100,35 @@ static const char *own_key(const char *key)
 
 #define SEEN_RULE 0x1
 #define SEEN_HOPS 0x2
-#define SEEN_GUARD 0x4
-#define SEEN_REACH 0x8
-#define SEEN_VLS 0x10
-#define SEEN_DESIGN 0x20
-#define SEEN_APART 0x40
-#define SEEN_DIGITS 0x80
-#define SEEN_LIVE 0x100
-#define SEEN_POLISH 0x200
-#define SEEN_SPINE_CAS 0x400
-#define SEEN_LEAF_SHUFFLES 0x800
+#define SEEN_VLS 0x4
+/* the i-th key of on_off_keys */
+#define SEEN_ON_OFF(i) (0x100 << (i))
+
+/* The keys that are on or off: the int of oo_options each sets. */
+struct on_off_key {
+	const char *key;
+	size_t field;		/* offsetof(struct oo_options, ...) */
+	int by_default;
+};
+
+static const struct on_off_key on_off_keys[] = {
+	{ "stock_guard", offsetof(struct oo_options, stock_guard), 1 },
+	{ "reach_all", offsetof(struct oo_options, reach_all), 1 },
+	{ "design_lanes", offsetof(struct oo_options, design_lanes), 1 },
+	{ "offsets_apart", offsetof(struct oo_options, offsets_apart), 1 },
+	{ "digits_apart", offsetof(struct oo_options, digits_apart), 1 },
+	{ "keep_live", offsetof(struct oo_options, keep_live), 1 },
+	{ "polish", offsetof(struct oo_options, polish), 1 },
+	{ "spine_cas", offsetof(struct oo_options, spine_cas), 0 },
+	{ "leaf_shuffles", offsetof(struct oo_options, leaf_shuffles), 0 },
+};
+
+#define NUM_ON_OFF_KEYS (sizeof(on_off_keys) / sizeof(on_off_keys[0]))
+
+static int *on_off_field(struct oo_options *opts, const struct on_off_key *k)
+{
+	return (int *)((char *)opts + k->field);
+}
 
 static int parse_port_offsetting(const char *value, struct oo_options *opts,
 				 int *seen, char *err, size_t err_len)
@@ -167,11 +187,14 @@ static int parse_switch(const char *value, int *on)
 	return 0;
 }
 
-/* A key that is on or off: stock_guard, reach_all, design_lanes, ... */
-static int parse_on_off(const char *key, const char *value, int bit,
-			int *field, int *seen, char *err, size_t err_len)
+/* The i-th key of on_off_keys, with its value. */
+static int parse_on_off(unsigned i, const char *value,
+			struct oo_options *opts, int *seen, char *err,
+			size_t err_len)
 {
-	int on;
+	const char *key = on_off_keys[i].key;
+	int *field = on_off_field(opts, &on_off_keys[i]);
+	int bit = SEEN_ON_OFF(i), on;
 
 	if (parse_switch(value, &on)) {
 		snprintf(err, err_len, "event_plugin_options: "
@@ -219,6 +242,7 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 {
 	char *eq = strchr(token, '=');
 	const char *key, *value;
+	unsigned i;
 
 	if (!eq || eq == token || !eq[1]) {
 		snprintf(err, err_len, "event_plugin_options: token '%s' "
@@ -235,35 +259,12 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 		return parse_port_offsetting(value, opts, seen, err, err_len);
 	if (!strcasecmp(key, "hop_tables"))
 		return parse_hop_tables_key(value, opts, seen, err, err_len);
-	if (!strcasecmp(key, "stock_guard"))
-		return parse_on_off("stock_guard", value, SEEN_GUARD,
-				    &opts->stock_guard, seen, err, err_len);
-	if (!strcasecmp(key, "reach_all"))
-		return parse_on_off("reach_all", value, SEEN_REACH,
-				    &opts->reach_all, seen, err, err_len);
 	if (!strcasecmp(key, "reach_vls"))
 		return parse_reach_vls(value, opts, seen, err, err_len);
-	if (!strcasecmp(key, "design_lanes"))
-		return parse_on_off("design_lanes", value, SEEN_DESIGN,
-				    &opts->design_lanes, seen, err, err_len);
-	if (!strcasecmp(key, "offsets_apart"))
-		return parse_on_off("offsets_apart", value, SEEN_APART,
-				    &opts->offsets_apart, seen, err, err_len);
-	if (!strcasecmp(key, "digits_apart"))
-		return parse_on_off("digits_apart", value, SEEN_DIGITS,
-				    &opts->digits_apart, seen, err, err_len);
-	if (!strcasecmp(key, "keep_live"))
-		return parse_on_off("keep_live", value, SEEN_LIVE,
-				    &opts->keep_live, seen, err, err_len);
-	if (!strcasecmp(key, "polish"))
-		return parse_on_off("polish", value, SEEN_POLISH,
-				    &opts->polish, seen, err, err_len);
-	if (!strcasecmp(key, "spine_cas"))
-		return parse_on_off("spine_cas", value, SEEN_SPINE_CAS,
-				    &opts->spine_cas, seen, err, err_len);
-	if (!strcasecmp(key, "leaf_shuffles"))
-		return parse_on_off("leaf_shuffles", value, SEEN_LEAF_SHUFFLES,
-				    &opts->leaf_shuffles, seen, err, err_len);
+	for (i = 0; i < NUM_ON_OFF_KEYS; i++)
+		if (!strcasecmp(key, on_off_keys[i].key))
+			return parse_on_off(i, value, opts, seen, err,
+					    err_len);
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
 		 "reach_all, reach_vls, design_lanes, offsets_apart, "
@@ -274,18 +275,14 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 
 static void set_defaults(struct oo_options *opts)
 {
+	unsigned i;
+
 	opts->rule = OO_RULE_OFF;
 	opts->hop_tables = OO_HOPS_FAST;
-	opts->stock_guard = 1;
-	opts->reach_all = 1;
 	opts->reach_vls = 1;
-	opts->design_lanes = 1;
-	opts->offsets_apart = 1;
-	opts->digits_apart = 1;
-	opts->keep_live = 1;
-	opts->polish = 1;
-	opts->spine_cas = 0;
-	opts->leaf_shuffles = 0;
+	for (i = 0; i < NUM_ON_OFF_KEYS; i++)
+		*on_off_field(opts, &on_off_keys[i]) =
+		    on_off_keys[i].by_default;
 }
 
 int oo_options_parse(const char *text, struct oo_options *opts,

@@ -72,8 +72,9 @@ def parse_args(argv):
                     "(default); 'random' = that order shuffled with --seed; "
                     "'leaf-shuffled' = each leaf's ranks together, the "
                     "leaves shuffled with --seed (as rank-order --order "
-                    "leaf-shuffled writes them).  SHARP aggregation nodes and the CAs cabled to spines "
-                    "or cores (management HCAs) get no rank: the compute "
+                    "leaf-shuffled writes them).  SHARP aggregation nodes "
+                    "and the CAs cabled to spines or cores (management "
+                    "HCAs) get no rank: the compute "
                     "nodes, as rank-order lists them and the plugin's "
                     "stock guard scores them")
     cas = ap.add_mutually_exclusive_group()
