@@ -134,15 +134,16 @@ def analysis(celldir, lmc=None, hostfile=None):
     return an.run()
 
 
-def route_optimum(net, lmc=0, time_limit=None, random_orders=0):
+def route_optimum(net, lmc=0, time_limit=None, random_orders=0,
+                  apart=False):
     """route-optimum's result dict for a net file (as its --json, with
-    --random-orders random_orders), or raises RuntimeError with its
-    message."""
+    --random-orders random_orders, and --lids-apart where apart), or
+    raises RuntimeError with its message."""
     try:
         return optimum.optimum_of(
             net, lmc, time_limit=optimum.DEFAULT_TIME_LIMIT
             if time_limit is None else time_limit,
-            random_orders=random_orders)
+            random_orders=random_orders, apart=apart)
     except (fabric.InputError, optimum.NoSolver) as exc:
         raise RuntimeError(str(exc))
 

@@ -19,10 +19,20 @@ also measures it in the N random rank orders bench-quality re-measures in
 (random_ranks()), so a table can set its figure beside a routing's that
 was not fitted to the one order.
 
+At LMC > 0 the optimum may put several LIDs of one host on one spine
+from a leaf that shares more with that host's leaf: striped traffic
+then takes fewer paths than it has LIDs, which a round of the one rank
+order may reward and other orders punish.  solve(..., apart=True) asks
+for each flow's LIDs on different spines, as port offsetting routes
+them: from each leaf, at most ceil(2^LMC / spines shared) LIDs of a
+host over one spine (lids_per_spine()).  The result counts the flows
+(leaf, host) of the routing found that put more there ("shared").
+
   TwoLevel(topo)                 leaves, spines, hosts in topology order
   read_ranks(fab, hostfile)      rank order from a hostfile
   random_ranks(fab, seed)        bench-quality's random rank order
   solve(fab, ranks, lmc, limit)  the integer program -> result dict
+  lids_per_spine(nl, shared)     the most LIDs of a flow on one spine, apart
   evaluate(fab, ranks, nl, choice)  efficiency of one routing
 """
 
@@ -30,7 +40,8 @@ from .fabric import InputError, load_topology
 from .rankorder import natural_key, natural_shuffle, read_hostfile
 
 __all__ = ["NoSolver", "TwoLevel", "read_ranks", "random_ranks",
-           "round_flows", "solve", "evaluate"]
+           "round_flows", "solve", "evaluate", "lids_per_spine",
+           "shared_flows"]
 
 
 class NoSolver(Exception):
@@ -117,7 +128,30 @@ def round_flows(fab, ranks):
         yield flows
 
 
-def solve(fab, ranks, lmc, time_limit, random_orders=0):
+def lids_per_spine(nl, shared):
+    """The most of nl LIDs of one host that a leaf routes over one spine
+    where the two leaves share that many spines, the LIDs apart: as even
+    as they go."""
+    return -(-nl // shared)
+
+
+def shared_flows(fab, nl, choice):
+    """How many flows (source leaf, destination host) of a routing put
+    more of the host's nl LIDs on one spine than lids_per_spine()."""
+    n = 0
+    for (a, d, o), _s in choice.items():
+        if o:
+            continue
+        per = {}
+        for oo in range(nl):
+            s = choice[(a, d, oo)]
+            per[s] = per.get(s, 0) + 1
+        if max(per.values()) > lids_per_spine(nl, len(fab.usable(a, d))):
+            n += 1
+    return n
+
+
+def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
     try:
         import numpy as np
         from scipy.optimize import Bounds, LinearConstraint, milp
@@ -167,6 +201,11 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0):
         by_lid.setdefault((a, d, o), []).append(v)
     for vs in by_lid.values():
         row([(v, 1) for v in vs], 1, 1)
+    if apart and nl > 1:
+        for (a, d, o, s), v in var.items():
+            if o == 0:
+                row([(var[(a, d, oo, s)], 1) for oo in range(nl)], 0,
+                    lids_per_spine(nl, len(fab.usable(a, d))))
     cost = np.zeros(nx + ny)
     for k, flows in enumerate(round_flows(fab, ranks)):
         base = nx + k * J
@@ -202,6 +241,9 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0):
             if res.x[v] > 0.5:
                 choice[(a, d, o)] = s
         out["best"] = evaluate(fab, ranks, nl, choice)
+        if nl > 1:
+            out["shared"] = {"flows": shared_flows(fab, nl, choice),
+                             "of": sum(1 for k in choice if not k[2])}
         if random_orders:
             each = [evaluate(fab, random_ranks(fab, seed), nl, choice)
                     for seed in range(1, random_orders + 1)]
@@ -234,19 +276,20 @@ DEFAULT_TIME_LIMIT = 300.0
 
 
 def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
-               random_orders=0):
+               random_orders=0, apart=False):
     """route-optimum's answer for a topology file (net file or
     opensm-subnet.lst): the solver's result with the fabric's figures, as
     `route-optimum --json` prints it; with random_orders, the routing it
     found measured in that many random rank orders too ("random": seeds
-    1..N, each figure and their mean).  Raises InputError or NoSolver."""
+    1..N, each figure and their mean); with apart, each flow's LIDs on
+    different spines (solve()).  Raises InputError or NoSolver."""
     fab = TwoLevel(load_topology(topology))
     ranks = read_ranks(fab, hostfile) if hostfile \
         else list(range(len(fab.hosts)))
-    res = solve(fab, ranks, lmc, time_limit, random_orders)
+    res = solve(fab, ranks, lmc, time_limit, random_orders, apart)
     res.update({"topology": topology, "lmc": lmc,
                 "order": hostfile or "topology",
                 "hosts": len(ranks), "leaves": len(fab.leaves),
                 "spines": len(fab.spines),
-                "exact": not fab.trunks})
+                "exact": not fab.trunks, "lids_apart": bool(apart)})
     return res

@@ -156,3 +156,63 @@ def test_version():
     p = run_script(OPT, ["--version"])
     assert p.returncode == 0
     assert p.stdout.strip() == "route-optimum (osmoffset) %s" % __version__
+
+
+@pytest.mark.parametrize("lmc,expect", [(1, 0.613), (2, 0.627)])
+def test_lids_apart_optimum(lmc, expect):
+    """--lids-apart: each flow's LIDs on different spines, as port
+    offsetting routes them.  On ft2-8x4-degraded the unconstrained optimum
+    (0.665) puts both or more LIDs of many flows on one spine; with them
+    apart the best is lower.  (Which of the equally good routings the
+    solver returns is its own: only the optimum is pinned.)"""
+    free = optimum("--topology", net("ft2-8x4-degraded"), "--lmc",
+                   str(lmc))
+    assert not free["lids_apart"] and free["shared"]["of"] == 224
+    assert free["shared"]["flows"] > 0
+    r = optimum("--topology", net("ft2-8x4-degraded"), "--lmc", str(lmc),
+                "--lids-apart", "--random-orders", "20")
+    assert r["optimal"] and r["lids_apart"]
+    assert r["best"] == pytest.approx(expect, abs=5e-4)
+    assert r["best"] < free["best"] - 0.03
+    assert r["shared"] == {"flows": 0, "of": 224}
+    assert 0 < r["random"]["mean"] < r["best"]
+
+
+def test_lids_apart_rule():
+    """At most ceil(2^LMC / shared spines) LIDs of a flow on one spine;
+    shared_flows() counts the flows over it."""
+    assert [ilp.lids_per_spine(4, s) for s in (1, 2, 3, 4, 5)] == \
+        [4, 2, 2, 1, 1]
+    assert ilp.lids_per_spine(2, 3) == 1
+
+    class Fab:
+        leaves = [0, 1]
+        spines = [0, 1, 2]
+        leaf_of = [0, 1]
+        width = {(a, s): 1 for a in (0, 1) for s in range(3)}
+
+        def usable(self, a, d):
+            return [0, 1, 2]
+    apart = {(0, 1, 0): 0, (0, 1, 1): 1, (0, 1, 2): 2, (0, 1, 3): 0,
+             (1, 0, 0): 1, (1, 0, 1): 2, (1, 0, 2): 0, (1, 0, 3): 1}
+    assert ilp.shared_flows(Fab(), 4, apart) == 0
+    together = dict(apart)
+    together[(1, 0, 3)] = 2
+    together[(1, 0, 2)] = 2
+    assert ilp.shared_flows(Fab(), 4, together) == 1
+
+
+def test_lids_apart_full_tree_and_lmc0():
+    r = optimum("--topology", net("ft2-8x4"), "--lmc", "2", "--lids-apart")
+    assert r["best"] == pytest.approx(1.0)
+    assert r["shared"]["flows"] == 0
+    p = run_script(OPT, ["--topology", net("ft2-8x4"), "--lids-apart"])
+    assert p.returncode == 2
+    assert "--lids-apart needs --lmc 1 or more" in p.stderr
+    assert "Traceback" not in p.stderr
+    p = run_script(OPT, ["--topology", net("ft2-8x4-degraded"), "--lmc",
+                         "1", "--lids-apart"])
+    assert p.returncode == 0
+    assert "each flow's LIDs on different spines" in p.stdout
+    assert "no routing with each flow's LIDs apart can exceed: 0.613" \
+        in p.stdout

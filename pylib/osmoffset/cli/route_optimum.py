@@ -43,12 +43,22 @@ def parse_args(argv):
                     "names in natural order shuffled by Python's "
                     "random.Random(seed), seeds 1..N (default 0; the "
                     "optimum is the best for the one rank order only)")
+    ap.add_argument("--lids-apart", action="store_true",
+                    help="LMC > 0: only routings that put each flow's LIDs "
+                    "on different spines, as port offsetting does: from "
+                    "each leaf at most ceil(2^LMC / spines the two leaves "
+                    "share) LIDs of one host over one spine (default: any "
+                    "routing; the optimum may then stripe a flow over "
+                    "fewer paths than it has LIDs)")
     ap.add_argument("--json", action="store_true",
                     help="print one JSON object instead of text")
     add_version(ap, "route-optimum")
     args = ap.parse_args(argv)
     if not 0 <= args.lmc <= 3:
         ap.error("--lmc: %d is out of range 0..3" % args.lmc)
+    if args.lids_apart and args.lmc == 0:
+        ap.error("--lids-apart needs --lmc 1 or more: at LMC 0 a host "
+                 "has one LID")
     if args.time_limit <= 0:
         ap.error("--time-limit must be positive")
     if not 0 <= args.random_orders <= 1000:
@@ -64,7 +74,8 @@ def main(argv=None):
         return 0 if exc.code == 0 else 2
     try:
         res = optimum_of(args.topology, args.lmc, args.hostfile,
-                         args.time_limit, args.random_orders)
+                         args.time_limit, args.random_orders,
+                         args.lids_apart)
     except (InputError, NoSolver) as exc:
         print("route-optimum: %s" % exc, file=sys.stderr)
         return 2
@@ -73,14 +84,21 @@ def main(argv=None):
         return 0
     what = "optimum" if res["exact"] else "upper bound (parallel links " \
         "pooled)"
-    print("%s: %d hosts, %d leaves, %d spines, LMC %d, %s rank order"
+    print("%s: %d hosts, %d leaves, %d spines, LMC %d, %s rank order%s"
           % (args.topology, res["hosts"], res["leaves"], res["spines"],
-             args.lmc, "topology" if not args.hostfile else args.hostfile))
+             args.lmc, "topology" if not args.hostfile else args.hostfile,
+             ", each flow's LIDs on different spines" if args.lids_apart
+             else ""))
     if "best" in res:
         print("best routing found: shift efficiency %.3f" % res["best"])
+    if "shared" in res and not args.lids_apart:
+        print("flows (leaf, host) whose LIDs it puts together on a spine "
+              "that --lids-apart would part: %d of %d"
+              % (res["shared"]["flows"], res["shared"]["of"]))
     if "bound" in res:
-        print("no routing can exceed: %.3f (%s%s)"
-              % (res["bound"], what,
+        print("no routing%s can exceed: %.3f (%s%s)"
+              % (" with each flow's LIDs apart" if args.lids_apart else "",
+                 res["bound"], what,
                  "" if res["optimal"] else ", solver stopped: %s"
                  % res["message"]))
     if "random" in res:
