@@ -232,9 +232,12 @@ def reachable_optimum(out, f, info, lmcs, log):
     """The best topology-order shift efficiency any destination-based
     routing reaches, per LMC (route-optimum), and the mean of the routing
     it found over the random orders of seeds 1..RECHECK_SEEDS ("random"),
-    for the small fabrics judged against the bound; {"skipped": why}
-    otherwise.  Cached in OUT/fabrics/F.optimum.json, keyed by the net
-    file's hash."""
+    for the small fabrics judged against the bound; at LMC > 0 the same
+    for the routings that keep each flow's LIDs on different spines
+    ("apart", "apart_random": route-optimum --lids-apart) and how many
+    flows the unconstrained optimum's routing puts together ("shared");
+    {"skipped": why} otherwise.  Cached in OUT/fabrics/F.optimum.json,
+    keyed by the net file's hash."""
     if FABRIC_BY_NAME[f][1] == "full":
         return {"skipped": "full bisection"}
     if info["hosts"] > OPT_MAX_HOSTS:
@@ -245,22 +248,34 @@ def reachable_optimum(out, f, info, lmcs, log):
             cached = json.load(fh)
         if cached.get("net_sha") == info["sha"] and \
                 all(str(l) in cached["lmc"] and str(l) in cached["random"]
+                    and (l == 0 or str(l) in cached["apart"])
                     for l in lmcs):
             return cached
     except (OSError, ValueError, KeyError, TypeError):
         cached = None
-    res = {"net_sha": info["sha"], "lmc": {}, "random": {}}
+    res = {"net_sha": info["sha"], "lmc": {}, "random": {}, "apart": {},
+           "apart_random": {}, "shared": {}}
     for l in lmcs:
-        log("route-optimum %s LMC %d" % (f, l))
-        try:
-            r = benchcells.route_optimum(info["net"], l,
-                                         random_orders=RECHECK_SEEDS)
-        except (RuntimeError, OSError, ValueError) as exc:
-            return {"skipped": str(exc).replace("route-optimum: ", "")}
-        if not r.get("optimal") or not r.get("exact"):
-            return {"skipped": "no exact optimum (%s)" % r.get("message")}
-        res["lmc"][str(l)] = r["bound"]
-        res["random"][str(l)] = r["random"]["mean"]
+        for apart in (False, True) if l else (False,):
+            log("route-optimum %s LMC %d%s"
+                % (f, l, " --lids-apart" if apart else ""))
+            try:
+                r = benchcells.route_optimum(info["net"], l,
+                                             random_orders=RECHECK_SEEDS,
+                                             apart=apart)
+            except (RuntimeError, OSError, ValueError) as exc:
+                return {"skipped": str(exc).replace("route-optimum: ", "")}
+            if not r.get("optimal") or not r.get("exact"):
+                return {"skipped": "no exact optimum (%s)"
+                        % r.get("message")}
+            if apart:
+                res["apart"][str(l)] = r["bound"]
+                res["apart_random"][str(l)] = r["random"]["mean"]
+                continue
+            res["lmc"][str(l)] = r["bound"]
+            res["random"][str(l)] = r["random"]["mean"]
+            if l:
+                res["shared"][str(l)] = r["shared"]
     with open(path, "w") as fh:
         json.dump(res, fh, indent=1, sort_keys=True)
         fh.write("\n")

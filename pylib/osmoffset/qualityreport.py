@@ -155,12 +155,52 @@ def optimum_random_lines(results, have, lmcs, finfo):
         rnd = finfo[f]["optimum"].get("random", {})
         rows.append([f, "optimum's routing"] +
                     [fmt(rnd.get(str(l))) for l in lmcs])
+        apart = finfo[f]["optimum"].get("apart_random", {})
+        if apart:
+            rows.append([f, "optimum's routing, LIDs apart"] +
+                        [fmt(apart.get(str(l))) for l in lmcs])
         for c in OURS + ["updn"]:
             rows.append([f, c] + [fmt(random_mean(results, f, c, l))
                                   for l in lmcs])
     L.extend(md_table(["fabric", "what"] + heads, rows))
     L.append("")
     return L
+
+
+def apart_lines(results, have, lmcs, finfo):
+    """Markdown: what the LIDs-apart row is, how many flows the
+    unconstrained optimum's routing puts together on a spine, and what
+    share of either optimum the ours rows reach."""
+    spread = [l for l in lmcs if l]
+    if not spread or not any(finfo[f]["optimum"].get("apart")
+                             for f in have):
+        return []
+    counts, shares = [], []
+    for f in have:
+        opt = finfo[f]["optimum"]
+        for l in spread:
+            if str(l) in opt.get("shared", {}):
+                counts.append("%s L%d %d of %d" % (
+                    f, l, opt["shared"][str(l)]["flows"],
+                    opt["shared"][str(l)]["of"]))
+            v = cell_value(results, f, OURS[0], l, "topo", "spread")
+            if v is not None and opt["lmc"].get(str(l)) and \
+                    opt["apart"].get(str(l)):
+                shares.append("%s L%d %.1f %% and %.1f %%" % (
+                    f, l, 100 * v / opt["lmc"][str(l)],
+                    100 * v / opt["apart"][str(l)]))
+    return ["*optimum, LIDs apart*: the best of the routings that put "
+            "each flow's LIDs on different spines, as port offsetting "
+            "sets out to route them (from each leaf at most "
+            "ceil(2^LMC / spines the two leaves share) LIDs of one host "
+            "over one spine; `scripts/route-optimum --topology NET --lmc L "
+            "--lids-apart`).  The optimum row's routing may stripe a flow "
+            "over fewer paths than it has LIDs, and does so in %s flows "
+            "(source leaf, destination host); the random orders below "
+            "show what that costs where the rank order is not the one it "
+            "was solved for.  %s reaches, of the optimum and of the "
+            "optimum with the LIDs apart: %s." % (
+                "; ".join(counts), OURS[0], "; ".join(shares)), ""]
 
 
 def optimum_lines(results, fabrics, lmcs, finfo):
@@ -183,6 +223,10 @@ def optimum_lines(results, fabrics, lmcs, finfo):
         opt = finfo[f]["optimum"]["lmc"]
         pb = finfo[f]["path_bound"]["topo"]
         rows.append([f, "optimum"] + [fmt(opt.get(str(l))) for l in lmcs])
+        apart = finfo[f]["optimum"].get("apart", {})
+        if apart:
+            rows.append([f, "optimum, LIDs apart"] +
+                        [fmt(apart.get(str(l))) for l in lmcs])
         rows.append([f, "1-path bound"] + [fmt(pb.get(str(l)))
                                            for l in lmcs])
         for c in OURS:
@@ -191,6 +235,7 @@ def optimum_lines(results, fabrics, lmcs, finfo):
                 for l in lmcs])
     L.extend(md_table(["fabric", "what"] + heads, rows))
     L.append("")
+    L.extend(apart_lines(results, have, lmcs, finfo))
     if have:
         L.extend(optimum_random_lines(results, have, lmcs, finfo))
     if skipped:

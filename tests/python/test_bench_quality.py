@@ -109,6 +109,32 @@ def test_reachable_optimum_of_the_degraded_2level_fabric(tmp_path,
     assert "not a 2-level fat tree" in res["skipped"]
 
 
+def test_reachable_optimum_with_the_lids_apart(tmp_path):
+    """At LMC > 0 also the optimum of the routings with each flow's LIDs
+    on different spines (route-optimum --lids-apart), its routing in the
+    random orders, and how many flows the unconstrained optimum's routing
+    puts together; a cache without them is solved again."""
+    pytest.importorskip("scipy.optimize", reason="python3-scipy missing")
+    net = os.path.join(REPO, "sim-topologies", "ft2-8x4-degraded.net")
+    info = {"net": net, "hosts": 32, "sha": benchcells.file_sha(net)}
+    (tmp_path / "fabrics").mkdir()
+    res = quality.reachable_optimum(str(tmp_path), "ft2-8x4-degraded", info,
+                                    [0, 1], lambda msg: None)
+    assert res["lmc"]["1"] == pytest.approx(0.665, abs=5e-4)
+    assert res["apart"] == {"1": pytest.approx(0.613, abs=5e-4)}
+    # which of the equally good routings the solver returns is its own:
+    # only the optimum is pinned
+    assert 0 < res["apart_random"]["1"] < res["apart"]["1"]
+    assert res["shared"]["1"]["of"] == 224
+    assert res["shared"]["1"]["flows"] > 0
+    cache = tmp_path / "fabrics" / "ft2-8x4-degraded.optimum.json"
+    old = dict(res)
+    del old["apart"]
+    cache.write_text(json.dumps(old))
+    assert quality.reachable_optimum(str(tmp_path), "ft2-8x4-degraded",
+                                     info, [0, 1], lambda msg: None) == res
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bq")
