@@ -1,8 +1,11 @@
 """bench-degraded's cells and table: randomly degraded 2-level fat trees
 (gen-fabric 2level --remove-links), each routed by stock updn, by the
 osmoffset plugin and optionally by a second plugin build, measured in
-topology rank order (base-LID shift efficiency and the leaf bound), with
-the best any destination-based routing reaches (route-optimum) beside.
+topology rank order (base-LID shift efficiency and the leaf bound; at
+LMC > 0 the efficiency of traffic striped over every LID), with the best
+any destination-based routing reaches (route-optimum) beside, and at
+LMC > 0 the best of the routings that keep each flow's LIDs on different
+spines (route-optimum --lids-apart).
 
 The command line is osmoffset.cli.bench_degraded.
 """
@@ -30,9 +33,16 @@ def make_fabric(out, leaves, spines, seed, remove):
     return net
 
 
+def figure_key(lmc):
+    """The figure a table shows: base LIDs at LMC 0, else the traffic
+    striped over every LID."""
+    return "spread" if lmc else "base"
+
+
 def measure_route(task, res, osmlog):
     """benchcells measure(): base-LID shift efficiency in topology order
-    and the leaf bound, or an error."""
+    (and at LMC > 0 the striped traffic's) and the leaf bound, or an
+    error."""
     try:
         r = benchcells.analysis(task["dir"])
     except fabric.InputError as exc:
@@ -41,15 +51,21 @@ def measure_route(task, res, osmlog):
     if not r["valid"] or r["credit_loop"]:
         res.update(status="error", error="invalid routing or credit loop")
         return
-    res.update(status="ok", figures={
-        "base": r["shift"]["base"]["efficiency"],
-        "bound": r["bound"]["efficiency"]})
+    figures = {"base": r["shift"]["base"]["efficiency"],
+               "bound": r["bound"]["efficiency"]}
+    if task.get("lmc"):
+        figures["spread"] = r["shift"]["spread"]["efficiency"]
+    res.update(status="ok", figures=figures)
 
 
 def measure_optimum(task, res, osmlog):
-    """benchcells measure() without routing: route-optimum's best."""
+    """benchcells measure() without routing: route-optimum's best (at the
+    task's LMC; with "apart", of the routings with each flow's LIDs
+    apart)."""
+    lmc = task.get("lmc", 0)
     try:
-        r = benchcells.route_optimum(task["net"], 0, time_limit=120)
+        r = benchcells.route_optimum(task["net"], lmc, time_limit=120,
+                                     apart=task.get("apart", False))
     except (RuntimeError, OSError, ValueError) as exc:
         msg = str(exc)
         if not msg.startswith("route-optimum"):
@@ -57,31 +73,35 @@ def measure_optimum(task, res, osmlog):
         res.update(status="error", error=msg)
         return
     res.update(status="ok", figures={
-        "base": r.get("bound") if r.get("optimal") else None})
+        figure_key(lmc): r.get("bound") if r.get("optimal") else None})
 
 
-def make_tasks(out, rows, configs, optimum_max_hosts):
+def make_tasks(out, rows, configs, optimum_max_hosts, lmc=0):
     """benchcells tasks: every row's fabric in every configuration (name,
-    plugin directory or None for stock), and the optimum of the small
-    ones; keyed (row index, name)."""
+    plugin directory or None for stock) at LMC lmc, and the optimum of
+    the small ones (at LMC > 0 also with the LIDs apart); keyed (row
+    index, name)."""
     tasks = []
     for i, row in enumerate(rows):
         net = row["net"]
         name = os.path.basename(net)[:-4]
         for config, pdir in configs:
             cell = os.path.join(out, "runs", name, config)
-            sim = ["-q", "--net", net, "--out", cell, "--lmc", "0",
+            sim = ["-q", "--net", net, "--out", cell, "--lmc", str(lmc),
                    "--engine", "updn", "--no-ibroute"]
             sim += ["--stock"] if pdir is None else \
                 ["--port-offsetting", "on", "--plugin-dir", pdir]
             tasks.append({"id": (i, config), "dir": cell, "sim": sim,
-                          "key": None, "force": True,
+                          "key": None, "force": True, "lmc": lmc,
                           "measure": measure_route})
-        if row["hosts"] <= optimum_max_hosts:
-            tasks.append({"id": (i, "optimum"),
-                          "dir": os.path.join(out, "runs", name, "optimum"),
+        if row["hosts"] > optimum_max_hosts:
+            continue
+        for what in ("optimum", "apart") if lmc else ("optimum",):
+            tasks.append({"id": (i, what),
+                          "dir": os.path.join(out, "runs", name, what),
                           "sim": None, "key": None, "force": True,
-                          "measure": measure_optimum, "net": net})
+                          "measure": measure_optimum, "net": net,
+                          "lmc": lmc, "apart": what == "apart"})
     return tasks
 
 
@@ -92,32 +112,38 @@ def cell_figures(r):
     return r["figures"]
 
 
-def fmt(cell):
+def fmt(cell, key="base"):
     if cell is None:
         return "-"
     if "error" in cell:
         return "ERROR"
-    return "-" if cell.get("base") is None else "%.3f" % cell["base"]
+    return "-" if cell.get(key) is None else "%.3f" % cell[key]
 
 
-def report(names, rows):
-    cols = names + ["optimum"]
-    lines = ["%-8s %4s %5s  " % ("size", "seed", "hosts") +
-             "  ".join("%9s" % c for c in cols) + "  %9s" % "bound"]
+def report(names, rows, lmc=0):
+    key = figure_key(lmc)
+    cols = names + ["optimum"] + (["apart"] if lmc else [])
+    lines = []
+    if lmc:
+        lines.append("LMC %d: traffic striped over the %d LIDs of each "
+                     "host; apart = the optimum with each flow's LIDs on "
+                     "different spines" % (lmc, 1 << lmc))
+    lines.append("%-8s %4s %5s  " % ("size", "seed", "hosts") +
+                 "  ".join("%9s" % c for c in cols) + "  %9s" % "bound")
     for r in rows:
         lines.append("%-8s %4d %5d  " % (r["size"], r["seed"], r["hosts"]) +
-                     "  ".join("%9s" % fmt(r.get(c)) for c in cols) +
+                     "  ".join("%9s" % fmt(r.get(c), key) for c in cols) +
                      "  %9s" % fmt({"base": (r.get("updn") or {})
                                     .get("bound")}))
     means = []
     for c in names:
-        v = [r[c]["base"] for r in rows if "base" in r.get(c, {})]
+        v = [r[c][key] for r in rows if key in r.get(c, {})]
         means.append("%9s" % ("%.3f" % (sum(v) / len(v)) if v else "-"))
     lines.append("%-20s  " % "mean" + "  ".join(means))
     if "baseline" in names:
-        pairs = [(r["osmoffset"]["base"], r["baseline"]["base"])
-                 for r in rows if "base" in r.get("osmoffset", {}) and
-                 "base" in r.get("baseline", {})]
+        pairs = [(r["osmoffset"][key], r["baseline"][key])
+                 for r in rows if key in r.get("osmoffset", {}) and
+                 key in r.get("baseline", {})]
         better = sum(1 for a, b in pairs if a > b + 1e-9)
         worse = sum(1 for a, b in pairs if a < b - 1e-9)
         lines.append("osmoffset vs baseline: better on %d, worse on %d, "

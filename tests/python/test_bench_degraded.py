@@ -27,6 +27,7 @@ def bench(*args, timeout=300):
     (["--sizes", "8y4"], "want LEAVESxSPINES"),
     (["--seeds", "x"], "want N-M"),
     (["--remove", "1.5"], "--remove must be between 0 and 1"),
+    (["--lmc", "4"], "--lmc: 4 is out of range 0..3"),
     (["--baseline-plugin-dir", "/nonexistent"], "no libosmoffset.so in"),
 ])
 def test_bad_usage_exits_2(args, needle):
@@ -56,3 +57,32 @@ def test_one_fabric_three_ways(tmp_path):
     assert row["optimum"]["base"] <= row["updn"]["bound"] + 1e-9
     # gen-fabric removed cables: the fabric is degraded
     assert row["updn"]["bound"] < 1.0
+
+
+@requires_plugin
+@pytest.mark.skipif(not HAVE_SIM, reason="ibsim/opensm missing")
+def test_lmc_measures_striped_traffic(tmp_path):
+    """--lmc 1: routed at LMC 1, the figures of traffic striped over both
+    LIDs, beside the optimum and the optimum with each flow's LIDs apart
+    (which the unconstrained one bounds)."""
+    pytest.importorskip("scipy.optimize", reason="python3-scipy missing")
+    p = bench("--sizes", "8x4", "--seeds", "2", "--lmc", "1", "--out",
+              str(tmp_path), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["lmc"] == 1 and doc["configs"] == ["updn", "osmoffset"]
+    (row,) = doc["rows"]
+    opt, apart = row["optimum"]["spread"], row["apart"]["spread"]
+    assert 0 < apart <= opt + 1e-9
+    for c in ("updn", "osmoffset"):
+        assert 0 < row[c]["spread"] <= opt + 1e-9
+        assert 0 < row[c]["base"] <= 1.0
+    # the striped traffic of port offsetting beats stock updn's here
+    assert row["osmoffset"]["spread"] > row["updn"]["spread"]
+    with open(os.path.join(str(tmp_path), "runs", "d8x4-s2", "osmoffset",
+                           "osm-sim.json")) as f:
+        assert json.load(f)["lmc"] == 1
+    p = bench("--sizes", "8x4", "--seeds", "2", "--lmc", "1", "--out",
+              str(tmp_path), "--optimum-max-hosts", "0")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("LMC 1: traffic striped over the 2 LIDs")

@@ -16,7 +16,11 @@ osmoffset plugin, and optionally with a second plugin build
 (--baseline-plugin-dir, for A/B of two rules), and prints the base-LID
 shift efficiency in topology rank order (as lft-analyze computes it)
 with, for fabrics of at most --optimum-max-hosts hosts, the best any
-destination-based routing reaches (route-optimum).
+destination-based routing reaches (route-optimum).  With --lmc 1 or
+more it routes at that LMC and prints the efficiency of traffic striped
+over every LID instead, with the optimum beside and the best of the
+routings that keep each flow's LIDs on different spines, as port
+offsetting does (route-optimum --lids-apart).
 
 Sizes are LEAVESxSPINES; every leaf gets as many hosts as it has spines
 (full bisection before the links go).
@@ -26,6 +30,7 @@ Exit status: 0 every cell measured, 1 a cell failed, 2 bad usage.
 Example:
   bench-degraded --sizes 8x4,18x9,24x12 --seeds 1-5
   bench-degraded --baseline-plugin-dir /tmp/old/.libs --json
+  bench-degraded --sizes 8x4,12x6 --lmc 1
 """
 
 import argparse
@@ -82,6 +87,10 @@ def parse_args(argv):
     ap.add_argument("--baseline-plugin-dir", metavar="DIR",
                     help="also route with the libosmoffset.so in DIR "
                     "(another build, for A/B)")
+    ap.add_argument("--lmc", type=int, default=0, metavar="N",
+                    help="LMC the fabrics are routed at (0-3, default 0); "
+                    "above 0 the figures are of traffic striped over every "
+                    "LID")
     ap.add_argument("--optimum-max-hosts", type=int, default=72,
                     metavar="N", help="solve the best routing with "
                     "route-optimum up to N hosts (default 72; 0: never)")
@@ -89,6 +98,8 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if not 0 < args.remove < 1:
         ap.error("--remove must be between 0 and 1")
+    if not 0 <= args.lmc <= 3:
+        ap.error("--lmc: %d is out of range 0..3" % args.lmc)
     require_plugins(ap, [benchcells.plugin_dir()] + (
         [args.baseline_plugin_dir] if args.baseline_plugin_dir else []))
     return args
@@ -105,7 +116,8 @@ def measure(args, out):
                          "hosts": leaves * spines,
                          "net": make_fabric(out, leaves, spines, seed,
                                             args.remove)})
-    tasks = make_tasks(out, rows, configs, args.optimum_max_hosts)
+    tasks = make_tasks(out, rows, configs, args.optimum_max_hosts,
+                       args.lmc)
     for (i, name), r in benchcells.run_all(tasks, args.jobs).items():
         rows[i][name] = cell_figures(r)
     return [n for n, _ in configs], rows
@@ -123,9 +135,10 @@ def run(argv):
     names, rows = res
     if args.json:
         print(json.dumps({"configs": names, "remove": args.remove,
-                          "rows": rows}, indent=1, sort_keys=True))
+                          "lmc": args.lmc, "rows": rows}, indent=1,
+                         sort_keys=True))
     else:
-        print("\n".join(report(names, rows)))
+        print("\n".join(report(names, rows, args.lmc)))
     failed = any("error" in (r.get(c) or {}) for r in rows
-                 for c in names + ["optimum"])
+                 for c in names + ["optimum", "apart"])
     return 1 if failed else 0
