@@ -20,7 +20,7 @@ destination-based routing reaches (route-optimum).  With --lmc 1 or
 more it routes at that LMC and prints the efficiency of traffic striped
 over every LID instead, with the optimum beside and the best of the
 routings that keep each flow's LIDs on different spines, as port
-offsetting does (route-optimum --lids-apart).
+offsetting sets out to (route-optimum --lids-apart).
 
 Sizes are LEAVESxSPINES; every leaf gets as many hosts as it has spines
 (full bisection before the links go).

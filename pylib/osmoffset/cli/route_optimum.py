@@ -45,11 +45,11 @@ def parse_args(argv):
                     "optimum is the best for the one rank order only)")
     ap.add_argument("--lids-apart", action="store_true",
                     help="LMC > 0: only routings that put each flow's LIDs "
-                    "on different spines, as port offsetting does: from "
-                    "each leaf at most ceil(2^LMC / spines the two leaves "
-                    "share) LIDs of one host over one spine (default: any "
-                    "routing; the optimum may then stripe a flow over "
-                    "fewer paths than it has LIDs)")
+                    "on different spines, as port offsetting sets out to: "
+                    "from each leaf at most ceil(2^LMC / spines the two "
+                    "leaves share) LIDs of one host over one spine "
+                    "(default: any routing; the optimum may then stripe a "
+                    "flow over fewer paths than it has LIDs)")
     ap.add_argument("--json", action="store_true",
                     help="print one JSON object instead of text")
     add_version(ap, "route-optimum")
