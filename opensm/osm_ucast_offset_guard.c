@@ -820,17 +820,6 @@ static int lost_after_whole(struct oo_guard *g,
 }
 
 /*
- * lost_after_stage() of the reach pass as OpenSM will run it on VL0
- * (st->fill_final: the whole pass, LIDs that stay out of reach taking
- * another LID's routes of their port).
- */
-static int lost_after_final(struct oo_guard *g,
-			    const struct oo_guard_stages *st)
-{
-	return lost_after_stage(g, st, st->fill_final);
-}
-
-/*
  * lost, the lost_ca_lids() of the tables in buf (or, with NULL, of those
  * in place), counted again after the whole reach pass (st->fill_whole,
  * its retry round too) where that can decide: they lose some and the
@@ -2904,15 +2893,16 @@ built:
 }
 
 /*
- * What ours_reach_more() counts of the tables in place: with the option
- * leaf_shuffles, the CA LIDs the pass as OpenSM runs it leaves without a
- * route (lost_after_final()), else those of the whole pass without the
- * routes LIDs may borrow (lost_after_whole()), as before the option.
+ * What ours_reach_more() counts of the tables in place (lost_after_stage()):
+ * with the option leaf_shuffles, the CA LIDs the pass as OpenSM runs it on
+ * VL0 leaves without a route (st->fill_final: LIDs that stay out of reach
+ * may take another LID's routes of their port), else those of the whole
+ * pass without such routes (st->fill_whole), as before the option.
  */
 static int reach_count(struct oo_guard *g, const struct oo_guard_stages *st)
 {
-	return g->leaf_shuffles ? lost_after_final(g, st) :
-	    lost_after_whole(g, st);
+	return lost_after_stage(g, st, g->leaf_shuffles ? st->fill_final :
+				st->fill_whole);
 }
 
 /* What ours_reach_more() settles on. */
@@ -2956,10 +2946,9 @@ static int ours_reach_more(struct oo_guard *g,
 {
 	struct oo_guard_snapshot was = { NULL, NULL };
 	int kept, lost_ours = -1, lost_mix = -1, pick = OO_REACH_KEEP;
+	unsigned mix_losses = 0;
 
-	if (!(g->leaf_shuffles ? st->fill_final : st->fill_whole) ||
-	    st->lanes_beyond_vl0)
-		return OO_REACH_KEEP;
+	/* -1 where the pass is not known: nothing to weigh */
 	kept = reach_count(g, st);
 	if (kept <= 0 || take_snapshot(g, &was))
 		goto out;
@@ -2975,10 +2964,12 @@ static int ours_reach_more(struct oo_guard *g,
 	put_back_snapshot(g, &was);
 	if (lost_ours >= 0 && lost_ours < kept)
 		pick = OO_REACH_OURS;
+	if (lost_mix >= 0)
+		mix_losses = count_losses(g, g->mix_score, stock);
 	if (lost_mix >= 0 && lost_mix < kept &&
 	    (pick == OO_REACH_KEEP || lost_mix < lost_ours ||
-	     (lost_mix == lost_ours && count_losses(g, g->mix_score, stock) <
-	      count_losses(g, ours, stock))))
+	     (lost_mix == lost_ours &&
+	      mix_losses < count_losses(g, ours, stock))))
 		pick = OO_REACH_MIX;
 	if (pick == OO_REACH_OURS)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
@@ -2992,8 +2983,7 @@ static int ours_reach_more(struct oo_guard *g,
 			"some CA after the reach pass, the mix of port "
 			"offsetting's and the stock ones %d (port offsetting's "
 			"%d): the mix goes on, though it scores lower in %u "
-			"cells\n", kept, lost_mix, lost_ours,
-			count_losses(g, g->mix_score, stock));
+			"cells\n", kept, lost_mix, lost_ours, mix_losses);
 out:
 	free_snapshot(&was);
 	return pick;
