@@ -148,9 +148,10 @@ struct oo_guard_stages {
 	   retry 2), or NULL: what reaching every LID is judged on */
 	oo_lft_builder fill_final;
 	/* the reach pass may put what it cannot fill loop-free on VL0 on
-	   lanes above it (reach_vls > 1): the CA LIDs the fill leaves
-	   without a route on VL0 are then not lost for good, and ours need
-	   not leave as few as stock's */
+	   lanes above it (oo_reach_lanes() > 1: reach_vls > 1, QoS on and
+	   the data VLs for them): the CA LIDs the fill leaves without a
+	   route on VL0 are then not lost for good, and ours need not leave
+	   as few as stock's */
 	int lanes_beyond_vl0;
 	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;
@@ -241,6 +242,14 @@ struct oo_path_sls {
  */
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls);
+
+/*
+ * The virtual lanes the reach pass uses of the vls reach_vls asks for: as
+ * many as every port has data VLs for, and only with OpenSM's QoS on
+ * (else the SL2VL tables the lanes need are never set); 1 where fewer
+ * than two.  Silent: oo_reach_lfts() logs why it uses fewer.
+ */
+unsigned oo_reach_lanes(const struct osm_opensm *osm, unsigned vls);
 
 /*
  * The same on VL0 alone, silently, without SLs; with retry, its retry

@@ -190,7 +190,8 @@ static int build_guarded(struct oo_plugin *plugin)
 		.fill_final = plugin->opts.reach_all ? fill_final_for_guard :
 		    NULL,
 		.lanes_beyond_vl0 = plugin->opts.reach_all &&
-		    plugin->opts.reach_vls > 1,
+		    oo_reach_lanes(plugin->osm,
+				   plugin->opts.reach_vls) > 1,
 	};
 
 	if (!plugin->opts.stock_guard)

@@ -170,35 +170,48 @@ static int index_sources(struct oo_path_sls *sls,
 	return 0;
 }
 
-/*
- * The virtual lanes the reach pass may use: reach_vls, as far as every
- * port has data VLs for them, and only with OpenSM's QoS on (else the
- * SL2VL tables the lanes need are never set).
- */
-static unsigned usable_lanes(osm_opensm_t *osm, unsigned vls)
+/* The fewest data VLs of any port (of the CAs' and of the switches'). */
+static unsigned fewest_data_vls(const osm_opensm_t *osm)
 {
 	unsigned have = osm->subn.min_data_vls;
 
-	if (vls <= 1)
+	if (osm->subn.min_sw_data_vls < have)
+		have = osm->subn.min_sw_data_vls;
+	return have;
+}
+
+unsigned oo_reach_lanes(const struct osm_opensm *osm, unsigned vls)
+{
+	unsigned have = fewest_data_vls(osm);
+
+	if (vls <= 1 || !osm->subn.opt.qos || have < 2)
 		return 1;
-	if (!osm->subn.opt.qos) {
+	return have < vls ? have : vls;
+}
+
+/*
+ * oo_reach_lanes(), saying why where it gives fewer than reach_vls asked
+ * (vls).
+ */
+static unsigned usable_lanes(osm_opensm_t *osm, unsigned vls)
+{
+	unsigned have = fewest_data_vls(osm), lanes;
+
+	lanes = oo_reach_lanes(osm, vls);
+	if (vls <= 1 || lanes == vls)
+		return lanes;
+	if (!osm->subn.opt.qos)
 		OSM_LOG(&osm->log, OSM_LOG_ERROR, "ERR 9F0B: reach_vls=%u "
 			"needs OpenSM's QoS (qos TRUE, or opensm -Q): only "
 			"then are the SL2VL tables set up; the reach pass "
 			"keeps to VL0\n", vls);
-		return 1;
-	}
-	if (osm->subn.min_sw_data_vls < have)
-		have = osm->subn.min_sw_data_vls;
-	if (have < vls) {
+	else
 		OSM_LOG(&osm->log, have < 2 ? OSM_LOG_ERROR : OSM_LOG_INFO,
 			"%sosmoffset: reach_vls=%u, but some port has only "
 			"%u data VLs (max_op_vls %u); the reach pass uses "
 			"%u\n", have < 2 ? "ERR 9F0C: " : "", vls, have,
-			osm->subn.opt.max_op_vls, have < 2 ? 1 : have);
-		vls = have < 2 ? 1 : have;
-	}
-	return vls;
+			osm->subn.opt.max_op_vls, lanes);
+	return lanes;
 }
 
 /*

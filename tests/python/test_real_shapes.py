@@ -616,6 +616,35 @@ def test_reach_vls_without_qos_keeps_to_vl0(tmp_path):
     assert not [x for x in lines if x.startswith("0x")]
 
 
+def test_reach_vls_without_qos_leaves_no_lid_out_of_reach(tmp_path):
+    """var-dir-mgmt-taper3 at LMC 2 with reach_vls=4 but OpenSM's QoS off:
+    the reach pass keeps to VL0 (ERR 9F0B), and the stock guard now
+    weighs what that pass leaves, as with the defaults.  Before, it took
+    reach_vls alone to mean lanes above VL0 and kept the tables that beat
+    stock in every cell (the stock ones polished, with our further LID
+    offsets), whose management HCAs' LIDs the pass cannot reach loop-free
+    on VL0: 12 host/LID pairs were left without a route, where the
+    defaults leave none.  Now the LFTs are byte for byte the defaults'."""
+    need_mode("on")
+    name, gen = "var-dir-mgmt-taper3", variant_args("var-dir-mgmt-taper3")
+    for run in ("noqos", "default"):
+        (tmp_path / run).mkdir()
+    log, noqos = route_generated(tmp_path / "noqos", name, gen, "on", 2,
+                                 ["reach_vls=4"], rcs=(1,))
+    assert "ERR 9F0B: reach_vls=4 needs OpenSM's QoS" in log
+    assert noqos["unreachable_pairs"] == 0
+    assert not noqos["credit_loop"], noqos["credit_cycle"]
+    _log, default = route_generated(tmp_path / "default", name, gen, "on",
+                                    2)
+    dumps = []
+    for run in ("noqos", "default"):
+        with open(tmp_path / run / ("%s-on-lmc2" % name) /
+                  "opensm-lfts.dump") as f:
+            dumps.append(f.read())
+    assert dumps[0] == dumps[1]
+    assert default["unreachable_pairs"] == 0
+
+
 def route_generated(tmp_path, name, gen_args, mode, lmc=0, options=(),
                     rcs=(0,), spine_cas=False):
     """gen-fabric GEN_ARGS into NAME.net, routed by osm-sim at LMC lmc
