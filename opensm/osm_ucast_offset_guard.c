@@ -2905,6 +2905,15 @@ static int reach_count(struct oo_guard *g, const struct oo_guard_stages *st)
 				st->fill_whole);
 }
 
+/*
+ * What ours_reach_more() tells an admin whose tables lose a cell for
+ * reach: with lanes above VL0 the guard keeps the tables that won
+ * (lanes_beyond_vl0) and the pass may take their turns there.
+ */
+#define OO_REACH_LANES_HINT " (with reach_vls=2 or more and OpenSM's QoS " \
+	"on, the reach pass may take those turns on a lane above VL0, and " \
+	"the tables that won stay)"
+
 /* What ours_reach_more() settles on. */
 #define OO_REACH_KEEP 0		/* the tables in place */
 #define OO_REACH_OURS 1		/* port offsetting's (lft_ours) */
@@ -2976,14 +2985,15 @@ static int ours_reach_more(struct oo_guard *g,
 			"tables that won leave %d CA LIDs without a route from "
 			"some CA after the reach pass, port offsetting's %d: "
 			"port offsetting's go on, though they score lower in a "
-			"cell\n", kept, lost_ours);
+			"cell%s\n", kept, lost_ours, OO_REACH_LANES_HINT);
 	else if (pick == OO_REACH_MIX)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"tables that won leave %d CA LIDs without a route from "
 			"some CA after the reach pass, the mix of port "
 			"offsetting's and the stock ones %d (port offsetting's "
 			"%d): the mix goes on, though it scores lower in %u "
-			"cells\n", kept, lost_mix, lost_ours, mix_losses);
+			"cells%s\n", kept, lost_mix, lost_ours, mix_losses,
+			OO_REACH_LANES_HINT);
 out:
 	free_snapshot(&was);
 	return pick;
