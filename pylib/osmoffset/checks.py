@@ -319,6 +319,11 @@ def base_lid_spread(topo, lfts, lmc=None, groups=None):
 
 _CONFIGURED = re.compile(r"(\S+) tables configured on all switches")
 _ENGINE_FAIL = re.compile(r"ucast_mgr_route: (\S+): cannot build ([^\n]*)")
+# the stock guard kept port offsetting's tables, or a mix, for reach
+# though they score lower than stock in a cell
+_REACH_FIRST = re.compile(r"stock guard: the tables that won leave \d+ CA "
+                          r"LIDs without a route [^\n]*(go on, though they "
+                          r"score|goes on, though it scores) lower")
 _LOADED = re.compile(r"osmoffset (\S+) loaded: port_offsetting=(\S+)")
 
 
@@ -328,7 +333,9 @@ def osm_log_summary(text):
     Returns a dict: engine_used (the engine named in the last "<engine>
     tables configured on all switches" line, or None), failed_engines
     (engines that logged "cannot build ..."), no_engine (OpenSM logged that
-    no routing engine could configure the switches), subnet_up.
+    no routing engine could configure the switches), subnet_up,
+    reach_first (the plugin's stock guard kept port offsetting's tables,
+    or a mix, for reach though they score lower than stock in a cell).
     """
     used = _CONFIGURED.findall(text)
     return {
@@ -337,6 +344,7 @@ def osm_log_summary(text):
         "no_engine": "No routing engine able to successfully configure"
                      in text,
         "subnet_up": "SUBNET UP" in text,
+        "reach_first": bool(_REACH_FIRST.search(text)),
     }
 
 

@@ -182,6 +182,18 @@ def below_lines(results, fabs, lmcs, below, e, s):
                    "its flows (how much of the gap that makes, the figures "
                    "alone do not tell)." % (routed, s, s))
         out.append("")
+    kept = sum(1 for b in mine if b.get("reach_first"))
+    if kept:
+        out.append("In %d of them the plugin's log says its stock guard "
+                   "kept port offsetting's tables for reach though they "
+                   "score lower in a cell (`osmoffset: stock guard: the "
+                   "tables that won leave N CA LIDs without a route ...`): "
+                   "the tables that score as well as stock would leave "
+                   "LIDs out of reach on VL0.  With lanes above VL0 for "
+                   "the reach pass (`reach_vls=2` or more, OpenSM's QoS "
+                   "on) those tables stay and the pass may take the turns "
+                   "there (docs/fabrics-reach-vls.md)." % kept)
+        out.append("")
     return out
 
 

@@ -342,6 +342,7 @@ def measure_cell(task, res, osmlog):
     summary = checks.osm_log_summary(osmlog)
     res["engine_used"] = summary["engine_used"]
     res["fallback"] = summary["engine_used"] != task["requested"]
+    res["reach_first"] = summary["reach_first"]
     if res["fallback"] and task["fields"]["engine"] == "ftree":
         res["status"] = "fails"
         return
@@ -379,7 +380,7 @@ def make_tasks(out, fabs, engines, lmcs, seed, plugin_options, force,
                 key = {"argv": argv, "net_sha": info["sha"],
                        "seed": seed, "orders": ORDERS,
                        "plugin_sha": psha if ours else None,
-                       "version": 4}
+                       "version": 5}
                 tasks.append({
                     "id": (f, e, lmc), "dir": celldir, "sim": argv,
                     "key": json.loads(json.dumps(key)),
@@ -431,7 +432,8 @@ def below_stock(results, fabs, engines, lmcs):
     to (PAIRS): list of dicts (engine, against, fabric, lmc, order,
     traffic, ours, stock), with both cells' host/LID pairs without a route
     (a pair the stock engine does not route loads no link in its
-    figures)."""
+    figures) and whether the guard kept ours there for reach
+    (reach_first)."""
     out = []
     for e, s in pairs_of(engines):
         for f, _i in fabs:
@@ -449,7 +451,9 @@ def below_stock(results, fabs, engines, lmcs):
                             "ours_unreachable":
                             unreachable(results, f, e, l),
                             "stock_unreachable":
-                            unreachable(results, f, s, l)})
+                            unreachable(results, f, s, l),
+                            "reach_first": bool((results.get((f, e, l)) or
+                                                 {}).get("reach_first"))})
     return out
 
 

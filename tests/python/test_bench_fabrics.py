@@ -238,6 +238,38 @@ def test_loops_against_stock():
     assert "Those: a at LMC 0 (every entry)." in text
 
 
+def test_below_stock_names_the_cells_kept_for_reach():
+    """A figure of ours below stock updn in a cell whose guard kept ours
+    for reach (reach_first in the cell) is counted, with the lanes that
+    would keep the tables that won; without such a cell, not a word."""
+    from osmoffset.fabricsreport import below_lines
+    from osmoffset.fabricsuite import below_stock
+
+    def cell(eff, lost, reach_first):
+        return {"status": "ok", "unreachable_pairs": lost,
+                "reach_first": reach_first,
+                "orders": {o: {"base": eff} for o in
+                           ("leaf", "quarter", "half", "random")}}
+    fabs = [("a", {}), ("b", {})]
+    res = {("a", "updn", 0): cell(0.5, 18, False),
+           ("a", "ours", 0): cell(0.4, 0, True),
+           ("b", "updn", 0): cell(0.5, 0, False),
+           ("b", "ours", 0): cell(0.6, 0, False)}
+    below = below_stock(res, fabs, ["updn", "ours"], [0])
+    assert [(b["fabric"], b["reach_first"]) for b in below] == \
+        [("a", True)] * 4
+    text = " ".join(below_lines(res, fabs, [0], below, "ours", "updn"))
+    assert "**Port offsetting below stock updn: 4 of 8 figures**" in text
+    assert "In 4 of them the plugin's log says its stock guard kept port " \
+        "offsetting's tables for reach" in text
+    assert "(`reach_vls=2` or more, OpenSM's QoS on)" in text
+    res[("a", "ours", 0)]["reach_first"] = False
+    below = below_stock(res, fabs, ["updn", "ours"], [0])
+    text = " ".join(below_lines(res, fabs, [0], below, "ours", "updn"))
+    assert "Of these, 4 are where stock updn leaves" in text
+    assert "kept port offsetting's tables for reach" not in text
+
+
 def test_build_label_is_dirty_for_code_not_for_docs(tmp_path):
     """The build the reports name (git_describe()): a change under docs/
     (the reports the benches write, one after the other) leaves it clean;

@@ -361,13 +361,31 @@ def test_osm_log_summary():
               "switches") + L("SUBNET UP"))
     assert checks.osm_log_summary(text) == {
         "engine_used": "minhop", "failed_engines": ["updn"],
-        "no_engine": False, "subnet_up": True}
+        "no_engine": False, "subnet_up": True, "reach_first": False}
     text = L("osm_ucast_mgr_process: No routing engine able to "
              "successfully configure  switch tables on current fabric",
              "0x01")
     assert checks.osm_log_summary(text) == {
         "engine_used": None, "failed_engines": [], "no_engine": True,
-        "subnet_up": False}
+        "subnet_up": False, "reach_first": False}
+
+
+@pytest.mark.parametrize("line,kept", [
+    ("osmoffset: stock guard: the tables that won leave 6 CA LIDs without "
+     "a route from some CA after the reach pass, port offsetting's 4: port "
+     "offsetting's go on, though they score lower in a cell (with "
+     "reach_vls=2 or more and OpenSM's QoS on, ...)", True),
+    ("osmoffset: stock guard: the tables that won leave 1 CA LIDs without "
+     "a route from some CA after the reach pass, the mix of port "
+     "offsetting's and the stock ones 0 (port offsetting's 2): the mix goes "
+     "on, though it scores lower in 3 cells", True),
+    ("osmoffset: stock guard: the tables that won, with port offsetting's "
+     "entries toward the CA LIDs, go on", False),
+    ("osmoffset: stock guard: the stock LFTs polished stay", False)])
+def test_osm_log_summary_reach_first(line, kept):
+    """reach_first: the guard kept ours, or a mix, for reach though they
+    score lower than stock in a cell."""
+    assert checks.osm_log_summary(L(line))["reach_first"] is kept
 
 
 LOADED_ON = L("oo_create: osmoffset 0.1.0 loaded: port_offsetting=plain")
