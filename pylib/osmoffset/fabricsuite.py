@@ -452,8 +452,8 @@ def below_stock(results, fabs, engines, lmcs):
                             unreachable(results, f, e, l),
                             "stock_unreachable":
                             unreachable(results, f, s, l),
-                            "reach_first": bool((results.get((f, e, l)) or
-                                                 {}).get("reach_first"))})
+                            "reach_first": bool(measured(
+                                results, f, e, l).get("reach_first"))})
     return out
 
 
