@@ -234,12 +234,8 @@ def make_generated(out, suite, kind):
     return fabs
 
 
-def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
-                    names=None):
-    """[(name, info)] in table order: curated, real (unless quick; from
-    the directory realfabrics), the analogs of the production fabrics
-    and the variant shapes (unless quick), the extra net files; only
-    those named in names when given.  Returns (fabrics, notes)."""
+def curated_fabrics():
+    """[(name, info)] of every sim-topologies/*.net, in natural order."""
     fabs = []
     for net in sorted(glob.glob(os.path.join(paths.fabrics_dir() or "",
                                              "*.net")),
@@ -249,6 +245,47 @@ def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
         fabs.append((name, {"net": net, "kind": "curated",
                             "source": "sim-topologies/%s.net" % name
                             + (" (`%s`)" % cmd if cmd else "")}))
+    return fabs
+
+
+def dump_name(path):
+    """A fabric's name for the ibnetdiscover dump at path: its file name
+    without the extension (fabric.txt -> fabric)."""
+    return os.path.splitext(os.path.basename(path))[0] or "dump"
+
+
+def converted_dump(out, name, src, map_path, drop, kind, label):
+    """(name, info) of the ibnetdiscover dump src converted into
+    OUT/fabrics/NAME.net (with the map file map_path; SHARP aggregation
+    nodes dropped when drop); label is how the source is named."""
+    cdir = os.path.join(out, "fabrics")
+    os.makedirs(cdir, exist_ok=True)
+    net = os.path.join(cdir, name + ".net")
+    try:
+        _t, stats = ibnetdiscover.convert_file(src, net, map_path, drop)
+    except fabric.InputError as exc:
+        raise UsageError(str(exc))
+    how = "converted by osmoffset.ibnetdiscover" + \
+        (" with %s" % os.path.basename(map_path) if map_path else "") + \
+        (", SHARP aggregation nodes dropped" if drop else
+         ", SHARP aggregation nodes kept" if stats["sharp"]
+         else ", no SHARP aggregation nodes in the dump")
+    return (name, {"net": net, "kind": kind,
+                   "source": "%s (%s)" % (label, how),
+                   "conversion": stats})
+
+
+def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
+                    names=None, dumps=(), dump_map=None, drop_sharp=False,
+                    suite=True):
+    """[(name, info)] in table order: curated (unless not suite), real
+    (unless quick; from the directory realfabrics), the analogs of the
+    production fabrics and the variant shapes (unless quick), the
+    ibnetdiscover dumps (converted with the map file dump_map, without
+    their SHARP aggregation nodes when drop_sharp), the extra net files;
+    only those named in names when given.  Returns (fabrics, notes)."""
+    fabs = curated_fabrics() if suite else []
+    quick = quick or not suite
     notes = []
     if not quick:
         rdir = realfabrics or default_realfabrics()
@@ -256,8 +293,6 @@ def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
             notes.append("real dumps skipped: %s is absent" % rdir)
             log(notes[-1])
         else:
-            cdir = os.path.join(out, "fabrics")
-            os.makedirs(cdir, exist_ok=True)
             for name, dump, mp, drop in REAL:
                 src = os.path.join(rdir, dump)
                 if not os.path.isfile(src):
@@ -265,23 +300,21 @@ def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
                     log(notes[-1])
                     continue
                 mpath = os.path.join(rdir, mp) if mp else None
-                net = os.path.join(cdir, name + ".net")
-                try:
-                    _t, stats = ibnetdiscover.convert_file(src, net, mpath,
-                                                           drop)
-                except fabric.InputError as exc:
-                    raise UsageError(str(exc))
-                how = "converted by osmoffset.ibnetdiscover" + \
-                    (" with %s" % mp if mp else "") + \
-                    (", SHARP aggregation nodes dropped" if drop else
-                     ", SHARP aggregation nodes kept" if stats["sharp"]
-                     else ", no SHARP aggregation nodes in the dump")
-                fabs.append((name, {"net": net, "kind": "real",
-                                    "source": "../shared/realfabrics/%s (%s)"
-                                    % (dump, how), "conversion": stats}))
+                fabs.append(converted_dump(
+                    out, name, src, mpath, drop, "real",
+                    "../shared/realfabrics/%s" % dump))
     if not quick:
         fabs += make_generated(out, ANALOGS, "analog")
         fabs += make_generated(out, VARIANTS, "variant")
+    for dump in dumps:
+        if not os.path.isfile(dump):
+            raise UsageError("--ibnetdiscover %s: no such file" % dump)
+        name = dump_name(dump)
+        if any(n == name for n, _i in fabs):
+            raise UsageError("two fabrics are named %s (rename the "
+                             "--ibnetdiscover file)" % name)
+        fabs.append(converted_dump(out, name, dump, dump_map, drop_sharp,
+                                   "extra", dump))
     for net in nets:
         if not os.path.isfile(net):
             raise UsageError("--net %s: no such file" % net)

@@ -12,6 +12,8 @@ from conftest import (PYTHON, REPO, TOPO_DIR, assert_usage_error,
                       requires_plugin)
 
 BENCH = os.path.join(REPO, "scripts", "bench-fabrics")
+REALFAB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "fixtures", "realfab")
 
 
 def bench(args):
@@ -24,6 +26,7 @@ def test_help_names_options_engines_and_orders():
     p = bench(["--help"])
     assert p.returncode == 0
     for word in ("--out", "--jobs", "--quick", "--fabrics", "--net",
+                 "--ibnetdiscover", "--map", "--no-sharp", "--only-given",
                  "--realfabrics", "--engines", "--lmc", "--seed",
                  "--plugin-option", "--shuffles", "--force", "--doc",
                  "--json",
@@ -47,6 +50,19 @@ def test_help_names_options_engines_and_orders():
     (["--shuffles", "-1"], "bench-fabrics: --shuffles must be >= 0"),
     (["--quick", "--net", "/nonexistent.net"],
      "bench-fabrics: --net /nonexistent.net: no such file"),
+    (["--only-given", "--ibnetdiscover", "/nonexistent.txt"],
+     "bench-fabrics: --ibnetdiscover /nonexistent.txt: no such file"),
+    (["--quick", "--map", os.path.join(REALFAB, "tiny-ndr.map")],
+     "bench-fabrics: --map applies to --ibnetdiscover dumps; none given"),
+    (["--quick", "--no-sharp"],
+     "bench-fabrics: --no-sharp applies to --ibnetdiscover dumps; none "
+     "given"),
+    (["--only-given"],
+     "bench-fabrics: --only-given needs a --net or --ibnetdiscover fabric"),
+    (["--only-given", "--ibnetdiscover", os.path.join(REALFAB, "tiny-ndr."
+                                                      "ibnetdiscover"),
+      "--map", "/nonexistent.map"],
+     "bench-fabrics: /nonexistent.map:0: cannot read"),
 ])
 def test_bad_usage_is_one_line_exit_2(tmp_path, args, message):
     assert_usage_error(bench(args + ["--out", str(tmp_path / "o")]), message)
@@ -61,6 +77,77 @@ def test_absent_real_dumps_are_skipped(tmp_path):
     assert r["notes"] == ["real dumps skipped: %s is absent"
                           % (tmp_path / "none")]
     assert [f["name"] for f in r["fabrics"]] == ["ft2-8x4"]
+
+
+def test_a_garbled_dump_is_named_by_file_and_line(tmp_path):
+    dump = tmp_path / "site.txt"
+    with open(os.path.join(REALFAB, "tiny-ndr.ibnetdiscover")) as f:
+        lines = f.read().splitlines()
+    i = next(k for k, l in enumerate(lines) if l.startswith("[33]"))
+    lines[i] = "[33]\t\"S-0c42a10300000300"
+    dump.write_text("\n".join(lines) + "\n")
+    assert_usage_error(
+        bench(["--only-given", "--ibnetdiscover", str(dump), "--out",
+               str(tmp_path / "o")]),
+        "bench-fabrics: %s:%d: garbled port line" % (dump, i + 1))
+
+
+def test_a_dump_named_like_a_fabric_of_the_suite_is_refused(tmp_path):
+    dump = tmp_path / "ft2-8x4.ibnetdiscover"
+    with open(os.path.join(REALFAB, "tiny-ndr.ibnetdiscover")) as f:
+        dump.write_text(f.read())
+    assert_usage_error(
+        bench(["--quick", "--ibnetdiscover", str(dump), "--out",
+               str(tmp_path / "o")]),
+        "bench-fabrics: two fabrics are named ft2-8x4 (rename the "
+        "--ibnetdiscover file)")
+    # the suite's fabric of that name was not overwritten
+    assert not (tmp_path / "o" / "fabrics" / "ft2-8x4.net").exists()
+
+
+@requires_plugin
+def test_an_ibnetdiscover_dump_alone(tmp_path):
+    """--only-given --ibnetdiscover: the dump converted as osm-sim
+    --ibnetdiscover converts it, and only it routed."""
+    dump = os.path.join(REALFAB, "tiny-ndr.ibnetdiscover")
+    p = bench(["--only-given", "--ibnetdiscover", dump, "--no-sharp",
+               "--engines", "updn,ours", "--lmc", "0,1", "--out",
+               str(tmp_path / "o"), "--json", "-q", "--doc",
+               str(tmp_path / "o" / "tiny-ndr.md")])
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert [(f["name"], f["hosts"], f["sharp"], f["switches"])
+            for f in r["fabrics"]] == [("tiny-ndr", 4, 0, 3)]
+    assert r["fabrics"][0]["source"] == (
+        dump + " (converted by osmoffset.ibnetdiscover, SHARP aggregation "
+        "nodes dropped)")
+    net = tmp_path / "o" / "fabrics" / "tiny-ndr.net"
+    with open(os.path.join(REALFAB, "tiny-ndr-nosharp.net")) as f:
+        assert net.read_text() == f.read()
+    cells = {(c["fabric"], c["engine"], c["lmc"]): c for c in r["cells"]}
+    assert sorted(cells) == [("tiny-ndr", e, l) for e in ("ours", "updn")
+                             for l in (0, 1)]
+    for c in cells.values():
+        assert c["status"] == "ok" and c["valid"], c
+    assert r["below_stock"] == []
+    # the report is of that fabric alone
+    text = (tmp_path / "o" / "tiny-ndr.md").read_text()
+    assert text.startswith("# Every engine on the given fabrics\n")
+    assert "## tiny-ndr\n" in text
+    for kind in ("real dumps'", "analogs", "variants"):
+        assert kind not in text
+    # with the map, its names reach the converted fabric; SHARP nodes kept
+    p = bench(["--only-given", "--ibnetdiscover", dump, "--map",
+               os.path.join(REALFAB, "tiny-ndr.map"), "--engines", "updn",
+               "--lmc", "0", "--out", str(tmp_path / "m"), "--json", "-q"])
+    assert p.returncode == 0, p.stderr
+    f = json.loads(p.stdout)["fabrics"][0]
+    assert (f["hosts"], f["sharp"]) == (4, 3)
+    assert f["source"].endswith("(converted by osmoffset.ibnetdiscover "
+                                "with tiny-ndr.map, SHARP aggregation "
+                                "nodes kept)")
+    text = (tmp_path / "m" / "fabrics" / "tiny-ndr.net").read_text()
+    assert '# "node03"' in text and '# "leaf-1"' in text
 
 
 @requires_plugin
@@ -295,3 +382,20 @@ def test_build_label_is_dirty_for_code_not_for_docs(tmp_path):
     (tmp_path / "code.c").write_text("int y;\n")
     assert git_describe(str(tmp_path)) == clean + "-dirty"
     assert git_describe(str(tmp_path / "nope")) is None
+
+
+def test_the_report_says_what_it_holds():
+    from osmoffset.fabricsreport import kinds_text
+    assert kinds_text({"curated", "real", "analog", "variant", "extra"}) == (
+        "The real dumps' sources and licences are in "
+        "../shared/realfabrics/README.md. The analogs stand for the "
+        "production dumps the real-fabric issue measured, which are not in "
+        "the repository: their shapes at their scale, generated by "
+        "gen-fabric with the arguments shown. The variants (var-*) are "
+        "shapes of the same kinds at 64 to 512 hosts, drawn with other "
+        "parameters and seeds, to show how the rules fare on shapes they "
+        "were not tuned on.")
+    assert kinds_text({"curated", "extra"}) == ""
+    assert kinds_text({"real"}) == ("The real dumps' sources and licences "
+                                    "are in ../shared/realfabrics/"
+                                    "README.md.")

@@ -29,8 +29,14 @@ Fabrics:
   3-level tree whose top switches updn's detection mostly misses),
   generated likewise; analogs and variants are routed with --roots none
   (updn finds its roots as on a dump);
+  every --ibnetdiscover DUMP (repeatable): a dump of your own fabric,
+  converted into OUT/fabrics/NAME.net as osm-sim --ibnetdiscover converts
+  it (--map FILE names its nodes, --no-sharp drops its SHARP aggregation
+  nodes) and named by its file name without the extension; routed as
+  the dump is, updn finding its roots;
   every --net FILE (repeatable), named by its file name.
---quick leaves out the real dumps, the analogs and the variants.
+--quick leaves out the real dumps, the analogs and the variants;
+--only-given leaves out every fabric but those of --ibnetdiscover and --net.
 
 Engines (the first four unless --engines names others):
   updn         stock updn (roots from the net file's updn-root lines if any)
@@ -76,6 +82,8 @@ Example:
   bench-fabrics --out /tmp/bf --doc docs/fabrics.md
   bench-fabrics --quick --fabrics ft2-8x4 --out /tmp/bf --json
   bench-fabrics --net my-fabric.net --plugin-option stock_guard=on
+  bench-fabrics --ibnetdiscover fabric.txt --only-given --lmc 0,1,2 \
+      --out /tmp/bf --doc /tmp/bf/fabric.md
 """
 
 import os
@@ -109,6 +117,20 @@ def build_parser():
                    help="comma-separated fabric names (default: all)")
     p.add_argument("--net", action="append", default=[], metavar="FILE",
                    help="an extra ibsim net file (repeatable)")
+    p.add_argument("--ibnetdiscover", action="append", default=[],
+                   metavar="DUMP",
+                   help="an ibnetdiscover dump of a fabric, converted as "
+                        "osm-sim --ibnetdiscover converts it and named by "
+                        "its file name without the extension (repeatable)")
+    p.add_argument("--map", metavar="FILE",
+                   help="node names for the --ibnetdiscover dumps (osm-sim "
+                        "--map; ibnetdiscover's node-name-map format works)")
+    p.add_argument("--no-sharp", action="store_true",
+                   help="drop the SHARP aggregation nodes of the "
+                        "--ibnetdiscover dumps (osm-sim --no-sharp)")
+    p.add_argument("--only-given", action="store_true",
+                   help="only the --net and --ibnetdiscover fabrics: no "
+                        "curated, real, analog or variant fabric")
     p.add_argument("--realfabrics", default=default_realfabrics(),
                    metavar="DIR",
                    help="directory of the real dumps (default "
@@ -148,6 +170,13 @@ def check_args(args):
     check_plugin_options(args.plugin_option)
     if args.shuffles < 0:
         raise UsageError("--shuffles must be >= 0")
+    for opt, given in (("--map", args.map), ("--no-sharp", args.no_sharp)):
+        if given and not args.ibnetdiscover:
+            raise UsageError("%s applies to --ibnetdiscover dumps; none "
+                             "given" % opt)
+    if args.only_given and not (args.net or args.ibnetdiscover):
+        raise UsageError("--only-given needs a --net or --ibnetdiscover "
+                         "fabric")
     if runs_ours(engines) and not os.path.isfile(benchcells.plugin_file()):
         raise UsageError("plugin %s not found; build it first (make)"
                          % benchcells.plugin_file())
@@ -167,7 +196,9 @@ def main(argv=None):
         os.makedirs(out, exist_ok=True)
         fabs, notes = collect_fabrics(
             out, log, args.quick, args.realfabrics, args.net,
-            name_list(args.fabrics) if args.fabrics else None)
+            name_list(args.fabrics) if args.fabrics else None,
+            args.ibnetdiscover, args.map, args.no_sharp,
+            not args.only_given)
         tasks = make_tasks(out, fabs, engines, lmcs, args.seed,
                            args.plugin_option, args.force, args.qos)
         results = benchcells.run_all(tasks, args.jobs, log)
