@@ -252,6 +252,13 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 unsigned oo_reach_lanes(const struct osm_opensm *osm, unsigned vls);
 
 /*
+ * What the log tells an admin where turns toward CA LIDs were left out on
+ * VL0 because they would close a credit loop: lanes above VL0 take them.
+ */
+#define OO_LANES_REMEDY "with reach_vls=2 or more and OpenSM's QoS on, " \
+	"the reach pass may take those turns on a lane above VL0"
+
+/*
  * The same on VL0 alone, silently, without SLs; with retry, its retry
  * round too (oo_reach_fill()), else not (oo_reach_fill_no_retry()): what
  * the stock guard scores each candidate's tables as; with retry 2, the

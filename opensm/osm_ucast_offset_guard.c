@@ -2910,9 +2910,8 @@ static int reach_count(struct oo_guard *g, const struct oo_guard_stages *st)
  * reach: with lanes above VL0 the guard keeps the tables that won
  * (lanes_beyond_vl0) and the pass may take their turns there.
  */
-#define OO_REACH_LANES_HINT " (with reach_vls=2 or more and OpenSM's QoS " \
-	"on, the reach pass may take those turns on a lane above VL0, and " \
-	"the tables that won stay)"
+#define OO_REACH_LANES_HINT " (" OO_LANES_REMEDY ", and the tables that " \
+	"won stay)"
 
 /* What ours_reach_more() settles on. */
 #define OO_REACH_KEEP 0		/* the tables in place */

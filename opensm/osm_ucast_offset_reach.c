@@ -94,9 +94,16 @@ static int prepare_net(struct reach_glue *rg, osm_opensm_t *osm)
 	return 0;
 }
 
+/*
+ * The pass's result; on_vl0_alone: it had no lane above VL0 because none
+ * was asked for (reach_vls=1), so the log names the lanes where turns
+ * were left out for a credit loop and CA traffic runs into the gaps.
+ */
 static void log_result(osm_log_t *log, const struct oo_reach_result *res,
-		       double cpu)
+		       int on_vl0_alone, double cpu)
 {
+	int hint = on_vl0_alone && res->cyclic && res->left_ca;
+
 	if (!res->lids) {
 		OSM_LOG(log, OSM_LOG_VERBOSE, "osmoffset: reach: every switch "
 			"has an LFT entry for every CA LID (%.3f s CPU)\n",
@@ -106,10 +113,11 @@ static void log_result(osm_log_t *log, const struct oo_reach_result *res,
 	OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u CA LIDs had no LFT "
 		"entry on some switches; %u entries filled through a down/up "
 		"turn, %u left empty (%u of them where traffic from a CA "
-		"runs in)%s (%.3f s CPU)\n", res->lids, res->filled,
+		"runs in)%s%s (%.3f s CPU)\n", res->lids, res->filled,
 		res->left, res->left_ca, res->cyclic ? " (all turns at once "
-		"would have closed a credit loop; only loop-free ones kept)" :
-		"", cpu);
+		"would have closed a credit loop; only loop-free ones kept" :
+		"", res->cyclic ? (hint ? "; " OO_LANES_REMEDY ")" : ")") : "",
+		cpu);
 	if (res->borrowed)
 		OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u LIDs that "
 			"traffic from some CA still could not get to took the "
@@ -302,7 +310,8 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 			sls->lanes = res.top_sl + 1;
 		else
 			oo_path_sls_free(sls);
-		log_result(&osm->log, &res, oo_thread_cpu_seconds() - cpu);
+		log_result(&osm->log, &res, asked <= 1,
+			   oo_thread_cpu_seconds() - cpu);
 		/* even when no lane could be used: no stale SLs left in the
 		   dump */
 		if (asked > 1)

@@ -22,6 +22,7 @@ reach pass fills them (test_offsetting_reaches_every_ca_lid).
 
 import json
 import os
+import re
 
 import pytest
 
@@ -524,11 +525,36 @@ def test_reach_pass_fills_the_hcas_holes_before_the_sharp_nodes(tmp_path):
     see test_guard_keeps_the_management_hcas_routes)."""
     need_mode("on")
     out = tmp_path / "on"
-    route_dir_sharp(dir_sharp_net(tmp_path), out, 0, ["stock_guard=off"])
+    log = route_dir_sharp(dir_sharp_net(tmp_path), out, 0,
+                          ["stock_guard=off"])
     assert unreachable_by_kind(out) == {("sharp", "sharp"): 1}
     res = analyse_dir(out)
     assert res["unreachable_pairs"] == 1
     assert not res["credit_loop"], res["credit_cycle"]
+    # the log names the lanes that would take the turn left out
+    assert re.search(r"osmoffset: reach: \d+ CA LIDs had no LFT entry on "
+                     r"some switches; \d+ entries filled through a "
+                     r"down/up turn, \d+ left empty \([1-9]\d* of them "
+                     r"where traffic from a CA runs in\) \(all turns at "
+                     r"once would have closed a credit loop; only "
+                     r"loop-free ones kept; with reach_vls=2 or more and "
+                     r"OpenSM's QoS on, the reach pass may take those "
+                     r"turns on a lane above VL0\) \(", log), log
+
+
+def test_reach_pass_names_no_lanes_where_reach_vls_asked_for_them(
+        tmp_path):
+    """The same, with reach_vls=4 but OpenSM's QoS off: ERR 9F0B says why
+    the pass keeps to VL0, so its result line does not name the lanes
+    again; the LFTs are those of the defaults."""
+    need_mode("on")
+    net = dir_sharp_net(tmp_path)
+    log = route_dir_sharp(net, tmp_path / "noqos", 0,
+                          ["stock_guard=off", "reach_vls=4"], rc=1)
+    assert "ERR 9F0B: reach_vls=4 needs OpenSM's QoS" in log
+    assert "only loop-free ones kept) (" in log
+    assert "reach_vls=2 or more" not in log
+    assert unreachable_by_kind(tmp_path / "noqos") == {("sharp", "sharp"): 1}
 
 
 def test_guard_keeps_the_management_hcas_routes(tmp_path):
