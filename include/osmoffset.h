@@ -521,6 +521,24 @@ unsigned oo_updn_drop_roots_under_roots(const struct oo_updn_graph *g,
 unsigned oo_updn_drop_edge_tops(const struct oo_updn_graph *g,
 				const uint8_t *leaf, unsigned *rank);
 
+/*
+ * Where updn's detection finds no root at all (no switch sees nearly every
+ * host at one distance: a dragonfly-like fabric of groups whose spines are
+ * cabled to each other, two trees joined at their spines), stock updn
+ * hands the fabric to minhop, whose routes can close credit loops.  Where
+ * no switch with end ports of its own (cas[s]; SHARP nodes are not
+ * counted there) is cabled to another that has some, this makes every
+ * switch without end ports and with a cable to another switch a root
+ * (rank[s] = 0): the spines, cores and fabric ASICs over the leaves.  Call
+ * the drops above after it: empty edges and the switches under the tops
+ * go again.  Where hosts sit on switches cabled to each other (a ring, a
+ * mesh, a director's line ASIC with a management HCA over edges with
+ * hosts) none is: up/down over such roots may leave CAs out of reach that
+ * minhop's routes get to.  Returns how many.
+ */
+unsigned oo_updn_bare_roots(const struct oo_updn_graph *g,
+			    const unsigned *cas, unsigned *rank);
+
 /* How many switches are roots (rank 0). */
 unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 			     const unsigned *rank);

@@ -239,6 +239,34 @@ static int cabled_to_root(const struct oo_updn_graph *g, const unsigned *rank,
 	return 0;
 }
 
+/* Whether some switch with end ports is cabled to another that has some. */
+static int hosts_cabled_to_hosts(const struct oo_updn_graph *g,
+				 const unsigned *cas)
+{
+	unsigned s, i;
+
+	for (s = 0; s < g->num_sw; s++)
+		for (i = g->first[s]; cas[s] && i < g->first[s + 1]; i++)
+			if (cas[g->link[i].to])
+				return 1;
+	return 0;
+}
+
+unsigned oo_updn_bare_roots(const struct oo_updn_graph *g,
+			    const unsigned *cas, unsigned *rank)
+{
+	unsigned s, n = 0;
+
+	if (hosts_cabled_to_hosts(g, cas))
+		return 0;
+	for (s = 0; s < g->num_sw; s++)
+		if (!cas[s] && g->first[s + 1] > g->first[s]) {
+			rank[s] = 0;
+			n++;
+		}
+	return n;
+}
+
 unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 			     const unsigned *rank)
 {

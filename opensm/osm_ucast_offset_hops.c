@@ -582,21 +582,43 @@ static unsigned drop_core_cas(struct oo_hops *h, unsigned *cas)
 	return n;
 }
 
+/*
+ * Where no root is found even without the management HCAs, the switches
+ * without end ports of their own (own[]: the end ports on each switch,
+ * those drop_core_cas() left out included) become the roots
+ * (oo_updn_bare_roots()); adjust_roots() then drops those under the tops.
+ */
+static void take_bare_roots(struct oo_hops *h, const unsigned *own)
+{
+	h->num_roots = oo_updn_bare_roots(&h->g, own, h->rank);
+	if (!h->num_roots)
+		return;
+	h->changed |= OO_ROOTS_CHANGED;
+	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: no root switch at the "
+		"min-hop distances of the end ports: the %u switches without "
+		"end ports of their own are taken for roots (stock updn hands "
+		"such a fabric to minhop, whose routes can close credit "
+		"loops)\n", h->num_roots);
+}
+
 static int find_roots_by_hops(struct oo_hops *h)
 {
 	unsigned n = h->g.num_sw, cas_num, core;
 	unsigned *cas = calloc(n + 1, sizeof(*cas));
+	unsigned *own = malloc(sizeof(*own) * (n + 1));
 	unsigned *hist = calloc((size_t)n * IB_SUBNET_PATH_HOPS_MAX + 1,
 				sizeof(*hist));
 	uint8_t *dist = malloc(n + 1);
 
-	if (!cas || !hist || !dist) {
+	if (!cas || !own || !hist || !dist) {
 		free(cas);
+		free(own);
 		free(hist);
 		free(dist);
 		return -1;
 	}
 	cas_num = count_cas(h, cas);
+	memcpy(own, cas, sizeof(*own) * n);
 	mark_roots(h, cas, cas_num, hist, dist);
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u root switches found "
 		"from the min-hop distances of %u end ports\n", h->num_roots,
@@ -615,6 +637,8 @@ static int find_roots_by_hops(struct oo_hops *h)
 			"HCAs on spines or cores), %u\n", cas_num, core,
 			h->num_roots);
 	}
+	if (!h->num_roots)
+		take_bare_roots(h, own);
 	adjust_roots(h, cas);
 	if (h->aggregation_nodes)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u SHARP aggregation "
@@ -622,6 +646,7 @@ static int find_roots_by_hops(struct oo_hops *h)
 			h->aggregation_nodes);
 out:
 	free(cas);
+	free(own);
 	free(hist);
 	free(dist);
 	return 0;

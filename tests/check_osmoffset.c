@@ -1035,6 +1035,61 @@ static struct oo_updn_graph tree3(void)
 	return g;
 }
 
+START_TEST(updn_switches_without_hosts_are_the_roots_of_last_resort)
+{
+	struct oo_updn_graph g = tree3();
+	uint8_t leaf[NSW3] = { 1, 1, 1, 1 };
+	unsigned cas[NSW3] = { 4, 4, 4, 4 };
+	unsigned queue[NSW3], s;
+
+	/* the detection found no root: the middle and top switches have no
+	   host of their own and become roots; the middle ones then go
+	   under the tops they are cabled to */
+	tree3_rank[T0] = OO_UPDN_NO_RANK;
+	ck_assert_uint_eq(oo_updn_bare_roots(&g, cas, tree3_rank), 6);
+	for (s = L0; s <= L3; s++)
+		ck_assert_uint_eq(tree3_rank[s], OO_UPDN_NO_RANK);
+	for (s = M0; s <= T1; s++)
+		ck_assert_uint_eq(tree3_rank[s], 0);
+	ck_assert_uint_eq(oo_updn_drop_roots_under_roots(&g, leaf, tree3_rank),
+			  4);
+	ck_assert_uint_eq(oo_updn_count_roots(&g, tree3_rank), 2);
+	ck_assert_uint_eq(tree3_rank[T0], 0);
+	ck_assert_uint_eq(tree3_rank[T1], 0);
+	ck_assert_uint_eq(oo_updn_rank(&g, queue), 2);
+	ck_assert_uint_eq(tree3_rank[L0], 2);
+
+	/* a management HCA on T0 keeps it out; a switch with no cable to
+	   another switch is no root */
+	g = tree3();
+	tree3_rank[T0] = OO_UPDN_NO_RANK;
+	cas[T0] = 1;
+	tree3_first[NSW3] = tree3_first[T1];	/* T1 loses its cables */
+	ck_assert_uint_eq(oo_updn_bare_roots(&g, cas, tree3_rank), 4);
+	ck_assert_uint_eq(tree3_rank[T0], OO_UPDN_NO_RANK);
+	ck_assert_uint_eq(tree3_rank[T1], OO_UPDN_NO_RANK);
+	for (s = M0; s <= M3; s++)
+		ck_assert_uint_eq(tree3_rank[s], 0);
+
+	/* a management HCA on M3, which is cabled to leaves with hosts:
+	   no root at all (minhop may reach it where up/down would not) */
+	g = tree3();
+	tree3_rank[T0] = OO_UPDN_NO_RANK;
+	cas[T0] = 0;
+	cas[M3] = 1;
+	ck_assert_uint_eq(oo_updn_bare_roots(&g, cas, tree3_rank), 0);
+	ck_assert_uint_eq(oo_updn_count_roots(&g, tree3_rank), 0);
+
+	/* hosts on every switch (a ring, a mesh): no root */
+	g = tree3();
+	tree3_rank[T0] = OO_UPDN_NO_RANK;
+	for (s = M0; s <= T1; s++)
+		cas[s] = 1;
+	ck_assert_uint_eq(oo_updn_bare_roots(&g, cas, tree3_rank), 0);
+	ck_assert_uint_eq(oo_updn_count_roots(&g, tree3_rank), 0);
+}
+END_TEST
+
 START_TEST(updn_roots_under_roots_are_left_out)
 {
 	struct oo_updn_graph g = tree3();
@@ -3934,6 +3989,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_spines_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_top_switches_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_roots_under_roots_are_left_out);
+	tcase_add_test(hop,
+		       updn_switches_without_hosts_are_the_roots_of_last_resort);
 	tcase_add_test(hop, updn_dead_end_roots_leave_the_roots_they_hang_off);
 	tcase_add_test(hop, updn_an_edge_without_hosts_is_no_top_over_the_spines);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);
