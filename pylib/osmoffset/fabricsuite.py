@@ -277,13 +277,15 @@ def converted_dump(out, name, src, map_path, drop, kind, label):
 
 def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
                     names=None, dumps=(), dump_map=None, drop_sharp=False,
-                    suite=True):
+                    suite=True, net_roots=None):
     """[(name, info)] in table order: curated (unless not suite), real
     (unless quick; from the directory realfabrics), the analogs of the
     production fabrics and the variant shapes (unless quick), the
     ibnetdiscover dumps (converted with the map file dump_map, without
     their SHARP aggregation nodes when drop_sharp), the extra net files;
-    only those named in names when given.  Returns (fabrics, notes)."""
+    only those named in names when given; net_roots: osm-sim's --roots
+    for the extra net files (None: its default, their updn-root lines).
+    Returns (fabrics, notes)."""
     fabs = curated_fabrics() if suite else []
     quick = quick or not suite
     notes = []
@@ -319,8 +321,14 @@ def collect_fabrics(out, log, quick=False, realfabrics=None, nets=(),
         if not os.path.isfile(net):
             raise UsageError("--net %s: no such file" % net)
         name = re.sub(r"\.net$", "", os.path.basename(net))
+        cmd = net_command(net, header_only=True)
+        how = ["`%s`" % cmd] if cmd else []
+        if net_roots:
+            how.append("routed with `--roots %s`" % net_roots)
         fabs.append((name, {"net": os.path.abspath(net), "kind": "extra",
-                            "source": net}))
+                            "roots": net_roots,
+                            "source": net + ("" if not how else " (%s)"
+                                             % "; ".join(how))}))
     seen = set()
     for name, _i in fabs:
         if name in seen:

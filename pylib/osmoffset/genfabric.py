@@ -167,6 +167,57 @@ def build_2level(a):
     return f
 
 
+def build_dragonfly(a):
+    """Groups of --leaves leaves (hosts first, then one cable to each
+    spine of the group) under --spines spines; spine k of every group is
+    cabled to spine k of every other group (the global cables, after the
+    leaf ports).  Spines are level 2, like a two-level tree's."""
+    G, L, S, H, R = a.groups, a.leaves, a.spines, a.hosts_per_leaf, a.radix
+    for opt, val in (("--groups", G), ("--leaves", L), ("--spines", S),
+                     ("--hosts-per-leaf", H), ("--radix", R)):
+        if val < 1:
+            raise FabricError("%s must be >= 1 (got %d)" % (opt, val))
+    if G < 2:
+        raise FabricError("--groups must be >= 2 (got %d)" % G)
+    if R > 254:
+        raise FabricError("--radix %d: ibsim switches have at most 254 "
+                          "ports" % R)
+    if H + S > R:
+        raise FabricError("a leaf needs %d ports (%d hosts + %d spines) but "
+                          "--radix is %d" % (H + S, H, S, R))
+    if L + G - 1 > R:
+        raise FabricError("a spine needs %d ports (%d leaves + %d other "
+                          "groups) but --radix is %d"
+                          % (L + G - 1, L, G - 1, R))
+    f = Fabric("dragonfly")
+    f.top_level = 2
+    hw, gw = width(G * L * H, 4), width(G, 2)
+    hname = lambda i: "h%0*d" % (hw, i)
+    lname = lambda g, l: "g%0*d-leaf-%d" % (gw, g, l)
+    sname = lambda g, k: "g%0*d-spine-%d" % (gw, g, k)
+    for i in range(G * L * H):
+        f.add(Node(hname(i), "ca", 1, 0, i))
+    for g in range(G):
+        for l in range(L):
+            f.add(Node(lname(g, l), "sw", R, 1, g * L + l))
+    for g in range(G):
+        for k in range(S):
+            f.add(Node(sname(g, k), "sw", R, 2, g * S + k))
+    for g in range(G):
+        for l in range(L):
+            for h in range(H):
+                f.connect(lname(g, l), 1 + h, hname((g * L + l) * H + h), 1)
+            for k in range(S):
+                f.connect(lname(g, l), H + 1 + k, sname(g, k), 1 + l)
+    # global cables: spine k of group g, port L + 1 + (index of the other
+    # group among the G - 1 others)
+    for g in range(G):
+        for o in range(g + 1, G):
+            for k in range(S):
+                f.connect(sname(g, k), L + o, sname(o, k), L + 1 + g)
+    return f
+
+
 def kary_digits(value, k, n):
     """value as n base-k digits, most significant first."""
     d = []
@@ -887,6 +938,17 @@ def describe(f, a):
                 "port 1+POD down" % (h, h + 1, R, h - 1, h, h + 1, R)]
     if f.kind == "cluster":
         return describe_cluster(f, a)
+    if f.kind == "dragonfly":
+        return ["dragonfly: %d groups of %d leaves (gGG-leaf-L, %d hosts "
+                "each on ports 1..%d, spine k on port %d+k) under %d spines "
+                "(gGG-spine-K, leaves on ports 1..%d); spine k of each group "
+                "is cabled to spine k of every other group (ports %d..%d)"
+                % (a.groups, a.leaves, a.hosts_per_leaf, a.hosts_per_leaf,
+                   a.hosts_per_leaf + 1, a.spines, a.leaves, a.leaves + 1,
+                   a.leaves + a.groups - 1),
+                "no switch sees nearly every host at one distance: updn's "
+                "root detection finds none; the updn-root lines name the "
+                "spines, for a root_guid_file"]
     return ["seed example: sw-near (%d host(s), SM on h0000) joined to sw-far "
             "(%d hosts) by %d parallel links; route with LMC=2"
             % (a.near_hosts, a.hosts, a.trunk)]
@@ -942,6 +1004,8 @@ def generate(a, argv):
         f = build_ft3(a)
     elif a.fabric == "cluster":
         f = build_cluster(a)
+    elif a.fabric == "dragonfly":
+        f = build_dragonfly(a)
     else:
         f = build_seed(a)
     extra = []
@@ -951,20 +1015,22 @@ def generate(a, argv):
     # GUIDs first: removals must not change the GUIDs of remaining nodes
     sharp_guids = assign_guids(f, a.random_guids, a.seed, extra)
     log = []
+    # a dragonfly's groups share no up-ancestor: removals keep it connected
+    keep = "connected" if f.kind == "dragonfly" else a.keep
     if a.remove_switches:
         if f.top_level < 2:
             raise FabricError("--remove-switches needs a fabric with non-leaf "
                               "switches")
         remove_switches(f, a.remove_switches,
                         random.Random("gen-fabric-switches-%d" % a.seed),
-                        a.keep, log)
+                        keep, log)
     # doubled cables first, so that a missing cable may be one of a pair
     if a.double_links:
         double_links(f, a.double_links,
                      random.Random("gen-fabric-double-%d" % a.seed), log)
     if a.remove_links:
         remove_links(f, a.remove_links,
-                     random.Random("gen-fabric-links-%d" % a.seed), a.keep,
+                     random.Random("gen-fabric-links-%d" % a.seed), keep,
                      log)
     desc = describe(f, a)
     if a.sharp:

@@ -27,6 +27,7 @@ def test_help_names_options_engines_and_orders():
     assert p.returncode == 0
     for word in ("--out", "--jobs", "--quick", "--fabrics", "--net",
                  "--ibnetdiscover", "--map", "--no-sharp", "--only-given",
+                 "--net-roots",
                  "--realfabrics", "--engines", "--lmc", "--seed",
                  "--plugin-option", "--shuffles", "--force", "--doc",
                  "--json",
@@ -399,3 +400,42 @@ def test_the_report_says_what_it_holds():
     assert kinds_text({"real"}) == ("The real dumps' sources and licences "
                                     "are in ../shared/realfabrics/"
                                     "README.md.")
+
+
+@requires_plugin
+def test_net_roots_none_routes_a_dragonfly_as_on_a_dump(tmp_path):
+    """gen-fabric's dragonfly names its spines in updn-root lines: with
+    them (--net-roots auto) stock updn routes it; without (--net-roots
+    none, as on a dump) it finds no root and falls back to minhop, whose
+    tables close a credit loop, where ours take the spines for roots."""
+    net = tmp_path / "df.net"
+    p = subprocess.run([PYTHON, os.path.join(REPO, "sim-topologies",
+                                             "gen-fabric"),
+                        "dragonfly", "--groups", "4", "--leaves", "2",
+                        "--spines", "2", "--hosts-per-leaf", "4",
+                        "--random-guids", "-o", str(net)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    cells = {}
+    for roots in ("auto", "none"):
+        p = bench(["--only-given", "--net", str(net), "--net-roots", roots,
+                   "--engines", "updn,ours", "--lmc", "0", "--out",
+                   str(tmp_path / roots), "--json", "-q"])
+        assert p.returncode == 0, p.stderr
+        r = json.loads(p.stdout)
+        src = r["fabrics"][0]["source"]
+        assert src.startswith("%s (`gen-fabric dragonfly --groups 4 "
+                              % net), src
+        assert src.endswith("; routed with `--roots none`)") == \
+            (roots == "none"), src
+        for c in r["cells"]:
+            cells[(roots, c["engine"])] = c
+    assert not cells[("auto", "updn")]["fallback"]
+    assert cells[("none", "updn")]["fallback"]
+    assert cells[("none", "updn")]["credit_loop_every_entry"]
+    for roots in ("auto", "none"):
+        ours = cells[(roots, "ours")]
+        assert not ours["fallback"] and ours["valid"], ours
+        assert not ours["credit_loop"] and \
+            not ours["credit_loop_every_entry"], ours

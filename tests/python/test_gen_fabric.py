@@ -148,8 +148,8 @@ def consistent(nodes):
 def test_help():
     r = run("--help")
     assert "2level" in r.stdout and "kary" in r.stdout
-    for sub in ("2level", "kary", "ft3", "cluster", "seed-example", "info",
-                "check", "degrade"):
+    for sub in ("2level", "kary", "ft3", "cluster", "dragonfly",
+                "seed-example", "info", "check", "degrade"):
         assert run(sub, "--help").returncode == 0
 
 
@@ -168,6 +168,12 @@ def test_help():
      "level 1 is not a non-leaf"),
     (["kary", "--k", "2", "--levels", "3", "--remove-switches", "x"],
      "expected N or LEVEL:N"),
+    (["dragonfly", "--groups", "1", "--leaves", "2", "--spines", "2",
+      "--hosts-per-leaf", "2"], "--groups must be >= 2"),
+    (["dragonfly", "--groups", "4", "--leaves", "2", "--spines", "4",
+      "--hosts-per-leaf", "6", "--radix", "8"], "a leaf needs 10 ports"),
+    (["dragonfly", "--groups", "8", "--leaves", "2", "--spines", "2",
+      "--hosts-per-leaf", "2", "--radix", "8"], "a spine needs 9 ports"),
 ])
 def test_bad_requests_exit_2(args, msg):
     r = run(*args, check=False)
@@ -189,6 +195,46 @@ def test_bad_netfile_names_file_and_line(tmp_path):
                                "\"sw\"[1]" % p)
     r = run("info", str(tmp_path / "missing.net"), check=False)
     assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+# ---------------------------------------------------------- dragonfly
+
+def test_dragonfly_wiring():
+    """4 groups of 2 leaves (3 hosts) under 2 spines: leaf ports 1-3
+    hosts, 4-5 spines 0-1 of its group; spine ports 1-2 the group's
+    leaves, 3-5 spine k of the other groups in group order; every spine
+    an updn-root line."""
+    text = run("dragonfly", "--groups", "4", "--leaves", "2", "--spines",
+               "2", "--hosts-per-leaf", "3").stdout
+    order, nodes = parse(text)
+    consistent(nodes)
+    assert order[0] == "h0000"
+    assert sum(1 for n in nodes.values() if n["type"] == "ca") == 24
+    assert sum(1 for n in nodes.values() if n["type"] == "sw") == 16
+    assert isl(nodes) == 4 * 2 * 2 + 6 * 2
+    leaf = nodes["g01-leaf-1"]["ports"]
+    assert leaf == {1: ("h0009", 1), 2: ("h0010", 1), 3: ("h0011", 1),
+                    4: ("g01-spine-0", 2), 5: ("g01-spine-1", 2)}
+    spine = nodes["g02-spine-1"]["ports"]
+    assert spine == {1: ("g02-leaf-0", 5), 2: ("g02-leaf-1", 5),
+                     3: ("g00-spine-1", 4), 4: ("g01-spine-1", 4),
+                     5: ("g03-spine-1", 5)}
+    roots = re.findall(r"^# updn-root 0x[0-9a-f]+ (\S+)$", text, re.M)
+    assert sorted(roots) == sorted("g%02d-spine-%d" % (g, k)
+                                   for g in range(4) for k in range(2))
+
+
+def test_dragonfly_removals_keep_it_connected():
+    """Its groups share no up-ancestor, so removals only keep it
+    connected: a fifth of its cables go."""
+    text = run("dragonfly", "--groups", "6", "--leaves", "4", "--spines",
+               "4", "--hosts-per-leaf", "2", "--remove-links", "0.2",
+               "--seed", "2").stdout
+    _order, nodes = parse(text)
+    consistent(nodes)
+    assert isl(nodes) == 96 + 60 - round(0.2 * (96 + 60))
+    assert len(re.findall(r"^# removed link ", text, re.M)) == \
+        round(0.2 * (96 + 60))
 
 
 # ------------------------------------------------------------ 2-level

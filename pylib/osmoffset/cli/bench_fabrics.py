@@ -34,7 +34,8 @@ Fabrics:
   it (--map FILE names its nodes, --no-sharp drops its SHARP aggregation
   nodes) and named by its file name without the extension; routed as
   the dump is, updn finding its roots;
-  every --net FILE (repeatable), named by its file name.
+  every --net FILE (repeatable), named by its file name; updn takes the
+  roots of its '# updn-root' lines, if any, unless --net-roots none.
 --quick leaves out the real dumps, the analogs and the variants;
 --only-given leaves out every fabric but those of --ibnetdiscover and --net.
 
@@ -128,6 +129,12 @@ def build_parser():
     p.add_argument("--no-sharp", action="store_true",
                    help="drop the SHARP aggregation nodes of the "
                         "--ibnetdiscover dumps (osm-sim --no-sharp)")
+    p.add_argument("--net-roots", choices=("auto", "none"),
+                   default="auto",
+                   help="updn roots of the --net fabrics: 'auto' (default) "
+                        "= their '# updn-root' lines if any, else updn's "
+                        "own detection; 'none' = always updn's detection, "
+                        "as on a dump (osm-sim --roots)")
     p.add_argument("--only-given", action="store_true",
                    help="only the --net and --ibnetdiscover fabrics: no "
                         "curated, real, analog or variant fabric")
@@ -198,7 +205,8 @@ def main(argv=None):
             out, log, args.quick, args.realfabrics, args.net,
             name_list(args.fabrics) if args.fabrics else None,
             args.ibnetdiscover, args.map, args.no_sharp,
-            not args.only_given)
+            not args.only_given,
+            None if args.net_roots == "auto" else args.net_roots)
         tasks = make_tasks(out, fabs, engines, lmcs, args.seed,
                            args.plugin_option, args.force, args.qos)
         results = benchcells.run_all(tasks, args.jobs, log)

@@ -34,6 +34,10 @@ Fabrics:
                 multi-rail) into 1U spines or director chassis whose line
                 and fabric ASICs are separate switches, optional pods,
                 management HCAs on the core
+  dragonfly     groups of leaves under spines, spine k of each group
+                cabled to spine k of every other group: a fabric where
+                updn's root detection finds no root (removals keep it
+                connected)
   seed-example  two switches joined by parallel trunk links (the example of
                 the 2008 port_offsetting mail, meant for LMC=2)
 
@@ -297,6 +301,19 @@ def main(argv=None):
                    help="ports per switch (default 36)")
     add_common(p)
 
+    p = sub.add_parser("dragonfly", help="groups of leaves under spines, "
+                       "spine k of each group cabled to spine k of every "
+                       "other group")
+    p.add_argument("--groups", type=int, required=True)
+    p.add_argument("--leaves", type=int, required=True,
+                   help="leaves per group")
+    p.add_argument("--spines", type=int, required=True,
+                   help="spines per group")
+    p.add_argument("--hosts-per-leaf", type=int, required=True)
+    p.add_argument("--radix", type=int, default=36,
+                   help="ports per switch (default 36)")
+    add_common(p)
+
     p = sub.add_parser("kary", help="k-ary n-tree (k^n hosts, n*k^(n-1) "
                        "switches of 2k ports)")
     p.add_argument("--k", type=int, required=True)
@@ -419,7 +436,7 @@ def main(argv=None):
 
     a = ap.parse_args(argv)
     try:
-        if a.fabric in ("2level", "kary", "ft3", "cluster",
+        if a.fabric in ("2level", "kary", "ft3", "cluster", "dragonfly",
                         "seed-example"):
             _, text = generate(a, argv)
             write_output(a.output, text)
