@@ -448,6 +448,10 @@ struct oo_updn_graph {
 	unsigned *rank;		/* in: 0 for roots, OO_UPDN_NO_RANK for
 				   the others; out: hops from the roots */
 	const uint64_t *id;	/* breaks ties between equal ranks */
+	uint8_t order_roots;	/* 1: a cable between two roots goes up
+				   one way only, by id, as between any two
+				   switches of one rank; 0: up both ways, as
+				   OpenSM's updn takes it */
 };
 
 /* Scratch for oo_updn_hops(). */
@@ -563,7 +567,12 @@ unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
 				   const uint8_t *leaf, unsigned *rank);
 
-/* Mark which steps go down, once the ranks are known. */
+/*
+ * Mark which steps go down, once the ranks are known: toward a switch
+ * further from the roots, or, between two of one rank, from the smaller
+ * id to the larger (OpenSM's updn_get_dir()); between two roots never,
+ * unless g->order_roots.
+ */
 void oo_updn_directions(struct oo_updn_graph *g);
 
 /*

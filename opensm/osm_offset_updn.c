@@ -46,12 +46,14 @@ unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue)
 
 /*
  * A step from u to v goes down when v is further from the roots; between
- * two roots, or two switches of one rank, the larger id is up.
+ * two switches of one rank the larger id is up.  Between two roots both
+ * ways are up, as OpenSM's updn takes them (routes over such cables can
+ * close a credit loop), unless g->order_roots.
  */
 static int step_goes_down(const struct oo_updn_graph *g, unsigned u,
 			  unsigned v)
 {
-	if (!g->rank[u] && !g->rank[v])
+	if (!g->rank[u] && !g->rank[v] && !g->order_roots)
 		return 0;
 	if (g->rank[u] != g->rank[v])
 		return g->rank[u] < g->rank[v];

@@ -587,12 +587,18 @@ static unsigned drop_core_cas(struct oo_hops *h, unsigned *cas)
  * without end ports of their own (own[]: the end ports on each switch,
  * those drop_core_cas() left out included) become the roots
  * (oo_updn_bare_roots()); adjust_roots() then drops those under the tops.
+ * The cables between them go up one way only, by GUID, as between any
+ * two switches of one rank: such roots are cabled to each other by
+ * design, and up both ways, routes over two of those cables in a row
+ * close credit loops.
  */
 static void take_bare_roots(struct oo_hops *h, const unsigned *own)
 {
 	h->num_roots = oo_updn_bare_roots(&h->g, own, h->rank);
 	if (!h->num_roots)
 		return;
+	/* spines of groups cabled to each other: up one way only */
+	h->g.order_roots = 1;
 	h->changed |= OO_ROOTS_CHANGED;
 	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: no root switch at the "
 		"min-hop distances of the end ports: the %u switches without "

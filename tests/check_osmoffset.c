@@ -850,7 +850,7 @@ static void set_link(unsigned i, unsigned to, uint8_t port, uint8_t rport)
 static struct oo_updn_graph diamond(void)
 {
 	struct oo_updn_graph g = { NSW, 3, updn_first, updn_links,
-				   updn_rank, updn_id };
+				   updn_rank, updn_id, 0 };
 	unsigned i;
 
 	set_link(0, X, 1, 1);	/* R0 */
@@ -1000,7 +1000,7 @@ static struct oo_updn_graph cabled(const unsigned (*cables)[2],
 				   unsigned *first, struct oo_updn_link *links,
 				   unsigned *rank, uint64_t *id)
 {
-	struct oo_updn_graph g = { nsw, 8, first, links, rank, id };
+	struct oo_updn_graph g = { nsw, 8, first, links, rank, id, 0 };
 	unsigned s, c, n = 0;
 
 	for (s = 0; s < nsw; s++) {
@@ -1087,6 +1087,41 @@ START_TEST(updn_switches_without_hosts_are_the_roots_of_last_resort)
 		cas[s] = 1;
 	ck_assert_uint_eq(oo_updn_bare_roots(&g, cas, tree3_rank), 0);
 	ck_assert_uint_eq(oo_updn_count_roots(&g, tree3_rank), 0);
+}
+END_TEST
+
+/* Two groups of one leaf under one spine, the spines cabled together. */
+enum { GL0, GL1, GS0, GS1, NSWG };
+
+static const unsigned groups_cables[][2] = {
+	{ GL0, GS0 }, { GL1, GS1 }, { GS0, GS1 },
+};
+
+START_TEST(updn_roots_of_last_resort_go_up_one_way_between_them)
+{
+	unsigned first[NSWG + 1], rank[NSWG], queue[NSWG];
+	struct oo_updn_link links[6];
+	uint64_t id[NSWG];
+	unsigned cas[NSWG] = { 4, 4, 0, 0 };
+	struct oo_updn_graph g = cabled(groups_cables, 3, NSWG, first, links,
+					rank, id);
+
+	ck_assert_uint_eq(oo_updn_bare_roots(&g, cas, rank), 2);
+	ck_assert_uint_eq(oo_updn_rank(&g, queue), 1);
+	/* as OpenSM's updn: up both ways between the two roots, so a route
+	   may go on up over a third group's spine and back */
+	oo_updn_directions(&g);
+	ck_assert_uint_eq(links[first[GS0] + 1].down, 0);	/* GS0 -> GS1 */
+	ck_assert_uint_eq(links[first[GS1] + 1].down, 0);	/* GS1 -> GS0 */
+	/* ordered as two switches of one rank (OpenSM's updn_get_dir()):
+	   from the larger id (GS1) up, back down */
+	g.order_roots = 1;
+	oo_updn_directions(&g);
+	ck_assert_uint_eq(links[first[GS0] + 1].down, 1);
+	ck_assert_uint_eq(links[first[GS1] + 1].down, 0);
+	/* the leaves' steps do not change */
+	ck_assert_uint_eq(links[first[GL0]].down, 0);
+	ck_assert_uint_eq(links[first[GS0]].down, 1);
 }
 END_TEST
 
@@ -3991,6 +4026,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_roots_under_roots_are_left_out);
 	tcase_add_test(hop,
 		       updn_switches_without_hosts_are_the_roots_of_last_resort);
+	tcase_add_test(hop,
+		       updn_roots_of_last_resort_go_up_one_way_between_them);
 	tcase_add_test(hop, updn_dead_end_roots_leave_the_roots_they_hang_off);
 	tcase_add_test(hop, updn_an_edge_without_hosts_is_no_top_over_the_spines);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);

@@ -954,6 +954,34 @@ def test_switches_without_hosts_are_the_roots_where_updn_finds_none(
     assert "minhop tables configured on all switches" in log
 
 
+@pytest.mark.parametrize("lmc", [0, 1])
+def test_roots_of_last_resort_close_no_loop_over_their_cables(tmp_path,
+                                                              lmc):
+    """gen-fabric's dragonfly of 6 groups (4 leaves of 8 hosts under 4
+    spines) without a fifth of its cables: some groups reach each other
+    only over two spine-to-spine cables in a row.  Taken up both ways (as
+    updn takes a cable between two roots) those routes closed a credit
+    loop, among the CAs' routes at LMC 1 and among every entry at LMC 0;
+    stock updn falls back to minhop, whose routes close one too.  The
+    cables between the roots of last resort now go up one way only, by
+    GUID: no loop, every pair routed, at or above stock in leaf order."""
+    need_mode("on")
+    gen = ["dragonfly", "--groups", "6", "--leaves", "4", "--spines", "4",
+           "--hosts-per-leaf", "8", "--remove-links", "0.2", "--seed", "2"]
+    log, ours = route_generated(tmp_path, "df", gen, "on", lmc)
+    assert "the 24 switches without end ports of their own are taken " \
+        "for roots" in log
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    every = analyse_dir(tmp_path / ("df-on-lmc%d" % lmc),
+                        args=["--credit-loops", "every-entry"])
+    assert not every["credit_loop"], every["credit_cycle"]
+    _log, stock = route_generated(tmp_path, "df", gen, "stock", lmc,
+                                  rcs=(3,))
+    assert stock["credit_loop"]
+    assert leaf_base(ours) >= leaf_base(stock)
+
+
 def test_guard_keeps_every_sharp_node_reachable_where_stock_can(tmp_path):
     """Two rails of 6 edges under 10 spines, a quarter of the cables
     doubled, 10 % missing, 2 management HCAs on spines, a SHARP node on
