@@ -26,6 +26,10 @@ module only decides what ibsim 0.10 and OpenSM 3.3.23 get to see:
   * SHARP aggregation nodes (CAs described "Mellanox Technologies
     Aggregation Node") are kept, or dropped with drop_sharp (their switch
     port is then left unconnected).
+  * IB routers ("Rt" records) are dropped, their switch ports left
+    unconnected: the harness routes and analyses switches and CAs; a
+    dump taken on a subnet with a router to another subnet converts all
+    the same.
   * The first node of a net file hosts ibsim's SM port: the CA that
     ibnetdiscover was run from goes first when it is kept, else the first
     other CA that is not an aggregation node.
@@ -154,7 +158,8 @@ def convert(topo: Topology, names: Optional[Dict[str, str]] = None,
     byid = {r["id"]: r for r in recs}
     sharp = {r["id"] for r in recs
              if r["kind"] == "CA" and r["desc"] == SHARP_DESC}
-    dropped = sharp if drop_sharp else set()
+    routers = {r["id"] for r in topo.records if r["kind"] == "RT"}
+    dropped = (sharp if drop_sharp else set()) | routers
     keep = [r for r in recs if r["id"] not in dropped]
 
     # names
@@ -248,6 +253,9 @@ def convert(topo: Topology, names: Optional[Dict[str, str]] = None,
                     + ("dropped" if drop_sharp else "kept"))
     else:
         head.append("# SHARP aggregation nodes: none in the dump")
+    if routers:
+        head.append("# IB routers: %d dropped, their switch ports left "
+                    "unconnected" % len(routers))
     for sp, n in sorted(renamed.items()):
         head.append(f"# {n} port lines at {sp} written as "
                     f"{NEWER_SPEEDS[sp]} (ibsim 0.10 and OpenSM 3.3.23 know "
@@ -278,7 +286,8 @@ def convert(topo: Topology, names: Optional[Dict[str, str]] = None,
             body.append(f"[{lp}]\t\"{info['remote']}\"[{info['rport']}]"
                         f"\t\t# lid 0 {w}x{sp}")
     stats = {"switches": nsw, "cas": nca, "links": nlinks,
-             "sharp": len(sharp), "sharp_dropped": len(dropped),
+             "sharp": len(sharp), "sharp_dropped": len(dropped - routers),
+             "routers_dropped": len(routers),
              "unnamed": n_unnamed, "mapped": n_mapped,
              "renamed_speeds": renamed, "max_ports": maxp,
              "sm_node": first["id"]}

@@ -34,7 +34,8 @@ def test_exact_conversion_with_map():
     text, stats = ibnetdiscover.convert_file(DUMP, None, MAP)
     assert text == read(os.path.join(FIX, "tiny-ndr.net"))
     assert stats == {"switches": 3, "cas": 7, "links": 11, "sharp": 3,
-                     "sharp_dropped": 0, "unnamed": 1, "mapped": 2,
+                     "sharp_dropped": 0, "routers_dropped": 0,
+                     "unnamed": 1, "mapped": 2,
                      "renamed_speeds": {"NDR": 20}, "max_ports": 65,
                      "sm_node": "H-0c42a10300000a30"}
 
@@ -82,6 +83,37 @@ def err_of(tmp_path, text, map_text=None, **kw):
 
 def dump_lines():
     return read(DUMP).splitlines()
+
+
+ROUTER = """
+vendid=0x2c9
+devid=0xcf08
+sysimgguid=0xc42a10300000e00
+rtguid=0xc42a10300000e00(c42a10300000e00)
+Rt	1 "R-0c42a10300000e00"		# "router-1"
+[1](c42a10300000e00) 	"S-0c42a10300000200"[3]		# lid 30 lmc 0 \
+"MF0;leaf-2:MQM9700/U1" lid 3 4xNDR
+""".replace("\\\n", "")
+
+
+def test_an_ib_router_is_dropped(tmp_path):
+    """A router on leaf-2's port 3 (to another subnet): it is dropped and
+    its switch port left unconnected; the rest converts as without it.
+    Before, the dump was refused (the router is no switch or CA)."""
+    lines = dump_lines()
+    i = next(k for k, l in enumerate(lines) if l.startswith("[33]") and
+             "spine-1" in l and k > 20)
+    lines.insert(i, '[3]\t"R-0c42a10300000e00"[1](c42a10300000e00) \t\t# '
+                 '"router-1" lid 30 4xNDR')
+    p = tmp_path / "tiny-ndr.ibnetdiscover"
+    p.write_text("\n".join(lines) + "\n" + ROUTER)
+    text, stats = ibnetdiscover.convert_file(str(p))
+    plain, _ = ibnetdiscover.convert_file(DUMP)
+    assert stats["routers_dropped"] == 1
+    assert "# IB routers: 1 dropped, their switch ports left " \
+        "unconnected\n" in text
+    assert text.replace("# IB routers: 1 dropped, their switch ports left "
+                        "unconnected\n", "") == plain
 
 
 def test_error_unknown_speed_names_its_line(tmp_path):
