@@ -448,10 +448,13 @@ struct oo_updn_graph {
 	unsigned *rank;		/* in: 0 for roots, OO_UPDN_NO_RANK for
 				   the others; out: hops from the roots */
 	const uint64_t *id;	/* breaks ties between equal ranks */
-	uint8_t order_roots;	/* 1: a cable between two roots goes up
-				   one way only, by id, as between any two
-				   switches of one rank; 0: up both ways, as
-				   OpenSM's updn takes it */
+	const unsigned *root_dist;	/* NULL: a cable between two roots
+				   goes up both ways, as OpenSM's updn takes
+				   it; else each root's hops from the centre
+				   of its roots (oo_updn_root_centres()):
+				   such a cable goes up toward the centre,
+				   between two roots as far from it toward
+				   the smaller id */
 };
 
 /* Scratch for oo_updn_hops(). */
@@ -543,6 +546,30 @@ unsigned oo_updn_drop_edge_tops(const struct oo_updn_graph *g,
 unsigned oo_updn_bare_roots(const struct oo_updn_graph *g,
 			    const unsigned *cas, unsigned *rank);
 
+/*
+ * Roots cabled to each other at one level (the spines of a dragonfly's
+ * groups): for each set of roots joined by such cables, the centre is the
+ * root with the most of them (the first on a tie), and dist[s] gets every
+ * root's hops from its centre over cables between roots (OO_UPDN_NO_RANK
+ * for the other switches).  With g->root_dist = dist those cables go up
+ * toward the centre only: up/down stays free of credit loops, and every
+ * root still reaches every other of its set, up to the centre and down.
+ * queue needs num_sw entries.  Returns how many sets.
+ */
+unsigned oo_updn_root_centres(const struct oo_updn_graph *g,
+			      const unsigned *rank, unsigned *dist,
+			      unsigned *queue);
+
+/*
+ * Whether every switch with end ports (cas[s]) reaches every other over
+ * up/down paths, once the ranks and directions are set (w is scratch, as
+ * for oo_updn_hops()).  Roots whose cables between them go up one way
+ * only (g->root_dist) may leave a pair without one where a switch with
+ * end ports has no cable to some set of roots.
+ */
+int oo_updn_reach_all(const struct oo_updn_graph *g, const unsigned *cas,
+		      struct oo_updn_work *w);
+
 /* How many switches are roots (rank 0). */
 unsigned oo_updn_count_roots(const struct oo_updn_graph *g,
 			     const unsigned *rank);
@@ -571,7 +598,7 @@ unsigned oo_updn_add_sibling_roots(const struct oo_updn_graph *g,
  * Mark which steps go down, once the ranks are known: toward a switch
  * further from the roots, or, between two of one rank, from the smaller
  * id to the larger (OpenSM's updn_get_dir()); between two roots never,
- * unless g->order_roots.
+ * unless g->root_dist is set: then away from their centre.
  */
 void oo_updn_directions(struct oo_updn_graph *g);
 

@@ -48,14 +48,18 @@ unsigned oo_updn_rank(struct oo_updn_graph *g, unsigned *queue)
  * A step from u to v goes down when v is further from the roots; between
  * two switches of one rank the larger id is up.  Between two roots both
  * ways are up, as OpenSM's updn takes them (routes over such cables can
- * close a credit loop), unless g->order_roots.
+ * close a credit loop), unless g->root_dist is set: then a step away from
+ * the centre of the roots goes down.
  */
 static int step_goes_down(const struct oo_updn_graph *g, unsigned u,
 			  unsigned v)
 {
-	if (!g->rank[u] && !g->rank[v] && !g->order_roots)
-		return 0;
-	if (g->rank[u] != g->rank[v])
+	if (!g->rank[u] && !g->rank[v]) {
+		if (!g->root_dist)
+			return 0;
+		if (g->root_dist[u] != g->root_dist[v])
+			return g->root_dist[u] < g->root_dist[v];
+	} else if (g->rank[u] != g->rank[v])
 		return g->rank[u] < g->rank[v];
 	return !(g->id[u] > g->id[v]);
 }
@@ -267,6 +271,106 @@ unsigned oo_updn_bare_roots(const struct oo_updn_graph *g,
 			n++;
 		}
 	return n;
+}
+
+/* Cables from root s to other roots. */
+static unsigned root_cables(const struct oo_updn_graph *g,
+			    const unsigned *rank, unsigned s)
+{
+	unsigned i, n = 0;
+
+	for (i = g->first[s]; i < g->first[s + 1]; i++)
+		n += !rank[g->link[i].to] && g->link[i].to != s;
+	return n;
+}
+
+/* Hops of every root of centre c's set from c, breadth-first. */
+static void spread_from_centre(const struct oo_updn_graph *g,
+			       const unsigned *rank, unsigned c,
+			       unsigned *dist, unsigned *queue)
+{
+	unsigned head = 0, tail = 0, u, i;
+
+	dist[c] = 0;
+	queue[tail++] = c;
+	while (head < tail) {
+		u = queue[head++];
+		for (i = g->first[u]; i < g->first[u + 1]; i++) {
+			unsigned v = g->link[i].to;
+
+			if (rank[v] || dist[v] != OO_UPDN_NO_RANK)
+				continue;
+			dist[v] = dist[u] + 1;
+			queue[tail++] = v;
+		}
+	}
+}
+
+/* The root with the most cables to roots of s's set, the first on a tie. */
+static unsigned set_centre(const struct oo_updn_graph *g,
+			   const unsigned *rank, unsigned s, unsigned *dist,
+			   unsigned *queue)
+{
+	unsigned head = 0, tail = 0, u, i, best = s, most;
+
+	/* mark s's set (dist 0 for now), then keep the best of it */
+	dist[s] = 0;
+	queue[tail++] = s;
+	most = root_cables(g, rank, s);
+	while (head < tail) {
+		u = queue[head++];
+		for (i = g->first[u]; i < g->first[u + 1]; i++) {
+			unsigned v = g->link[i].to, n;
+
+			if (rank[v] || dist[v] != OO_UPDN_NO_RANK)
+				continue;
+			dist[v] = 0;
+			queue[tail++] = v;
+			n = root_cables(g, rank, v);
+			if (n > most || (n == most && v < best)) {
+				best = v;
+				most = n;
+			}
+		}
+	}
+	for (i = 0; i < tail; i++)
+		dist[queue[i]] = OO_UPDN_NO_RANK;
+	return best;
+}
+
+unsigned oo_updn_root_centres(const struct oo_updn_graph *g,
+			      const unsigned *rank, unsigned *dist,
+			      unsigned *queue)
+{
+	unsigned s, n = 0;
+
+	for (s = 0; s < g->num_sw; s++)
+		dist[s] = OO_UPDN_NO_RANK;
+	for (s = 0; s < g->num_sw; s++) {
+		if (rank[s] || dist[s] != OO_UPDN_NO_RANK)
+			continue;
+		spread_from_centre(g, rank, set_centre(g, rank, s, dist,
+						       queue), dist, queue);
+		n++;
+	}
+	return n;
+}
+
+int oo_updn_reach_all(const struct oo_updn_graph *g, const unsigned *cas,
+		      struct oo_updn_work *w)
+{
+	unsigned d, s;
+
+	for (d = 0; d < g->num_sw; d++) {
+		if (!cas[d])
+			continue;
+		oo_updn_hops(g, d, w);
+		for (s = 0; s < g->num_sw; s++)
+			if (cas[s] && w->hops[(size_t)s * g->stride] ==
+			    OO_HOPS_NONE)
+				return 0;
+	}
+	return 1;
 }
 
 unsigned oo_updn_count_roots(const struct oo_updn_graph *g,

@@ -46,6 +46,10 @@ struct oo_hops {
 	unsigned aggregation_nodes;	/* left out of root detection */
 	enum oo_updn_roots roots;	/* whose roots */
 	unsigned changed;	/* OO_ROOTS_CHANGED, OO_ROOTS_ADDED */
+	unsigned *bare_cas;	/* end ports by switch, where the roots are
+				   those of last resort (take_bare_roots()) */
+	unsigned *root_dist;	/* their hops from their centre (g.root_dist,
+				   order_bare_roots()) */
 	struct oo_updn_work w;
 	uint8_t *lid_is_switch;	/* by LID: some switch's base LID */
 	unsigned max_lid;	/* smallest max_lid_ho of all switches */
@@ -82,6 +86,8 @@ static void free_hops(struct oo_hops *h)
 	free(h->w.down);
 	free(h->w.queue);
 	free(h->lid_is_switch);
+	free(h->bare_cas);
+	free(h->root_dist);
 }
 
 static int alloc_hops(struct oo_hops *h, unsigned n)
@@ -587,24 +593,48 @@ static unsigned drop_core_cas(struct oo_hops *h, unsigned *cas)
  * without end ports of their own (own[]: the end ports on each switch,
  * those drop_core_cas() left out included) become the roots
  * (oo_updn_bare_roots()); adjust_roots() then drops those under the tops.
- * The cables between them go up one way only, by GUID, as between any
- * two switches of one rank: such roots are cabled to each other by
- * design, and up both ways, routes over two of those cables in a row
- * close credit loops.
+ * Returns 1 when it took any.
  */
-static void take_bare_roots(struct oo_hops *h, const unsigned *own)
+static int take_bare_roots(struct oo_hops *h, const unsigned *own)
 {
 	h->num_roots = oo_updn_bare_roots(&h->g, own, h->rank);
 	if (!h->num_roots)
-		return;
-	/* spines of groups cabled to each other: up one way only */
-	h->g.order_roots = 1;
+		return 0;
 	h->changed |= OO_ROOTS_CHANGED;
 	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: no root switch at the "
 		"min-hop distances of the end ports: the %u switches without "
 		"end ports of their own are taken for roots (stock updn hands "
 		"such a fabric to minhop, whose routes can close credit "
 		"loops)\n", h->num_roots);
+	return 1;
+}
+
+/*
+ * The roots of last resort are cabled to each other by design (the
+ * spines of a dragonfly's groups), and updn takes such a cable as up both
+ * ways: routes over two of them in a row close credit loops.  Here they
+ * go up toward the centre of each set of roots joined by such cables
+ * (oo_updn_root_centres()), so that every root still reaches every other
+ * of its set.  With no memory for that, there are no roots (minhop routes
+ * the fabric, as stock updn hands it).
+ */
+static void order_bare_roots(struct oo_hops *h)
+{
+	unsigned sets, s;
+
+	h->root_dist = malloc(sizeof(*h->root_dist) * (h->g.num_sw + 1));
+	if (!h->root_dist) {
+		for (s = 0; s < h->g.num_sw; s++)
+			h->rank[s] = OO_UPDN_NO_RANK;
+		h->num_roots = 0;
+		return;
+	}
+	sets = oo_updn_root_centres(&h->g, h->rank, h->root_dist,
+				    h->w.queue);
+	h->g.root_dist = h->root_dist;
+	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u roots in %u sets "
+		"cabled among themselves; their cables go up toward each "
+		"set's centre\n", h->num_roots, sets);
 }
 
 static int find_roots_by_hops(struct oo_hops *h)
@@ -643,9 +673,13 @@ static int find_roots_by_hops(struct oo_hops *h)
 			"HCAs on spines or cores), %u\n", cas_num, core,
 			h->num_roots);
 	}
-	if (!h->num_roots)
-		take_bare_roots(h, own);
+	if (!h->num_roots && take_bare_roots(h, own)) {
+		h->bare_cas = own;	/* build_updn() checks reach */
+		own = NULL;
+	}
 	adjust_roots(h, cas);
+	if (h->bare_cas)
+		order_bare_roots(h);
 	if (h->aggregation_nodes)
 		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: %u SHARP aggregation "
 			"nodes left out of updn's root detection\n",
@@ -752,6 +786,24 @@ no_memory:
 	return 1;
 }
 
+/*
+ * Over roots of last resort, whether every switch with end ports reaches
+ * every other up and down (oo_updn_reach_all()); where not, minhop routes
+ * the fabric, as stock updn hands it there, rather than up/down leaving
+ * CAs out of reach.
+ */
+static int bare_roots_reach(struct oo_hops *h)
+{
+	h->w.hops = h->batch;
+	if (oo_updn_reach_all(&h->g, h->bare_cas, &h->w))
+		return 1;
+	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: over the switches without "
+		"end ports as roots, some switch with end ports has no "
+		"up/down path to another (cables missing); up/down routing "
+		"is not used\n");
+	return 0;
+}
+
 static int build_updn(struct oo_hops *h)
 {
 	unsigned max_rank;
@@ -770,6 +822,10 @@ static int build_updn(struct oo_hops *h)
 	}
 	max_rank = oo_updn_rank(&h->g, h->w.queue);
 	oo_updn_directions(&h->g);
+	if (h->bare_cas && !bare_roots_reach(h)) {
+		dump_roots(h);
+		return -1;
+	}
 	OSM_LOG(h->log, OSM_LOG_VERBOSE, "osmoffset: %u switches ranked "
 		"from %u roots, highest rank %u\n", h->g.num_sw, h->num_roots,
 		max_rank);

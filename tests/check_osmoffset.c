@@ -850,7 +850,7 @@ static void set_link(unsigned i, unsigned to, uint8_t port, uint8_t rport)
 static struct oo_updn_graph diamond(void)
 {
 	struct oo_updn_graph g = { NSW, 3, updn_first, updn_links,
-				   updn_rank, updn_id, 0 };
+				   updn_rank, updn_id, NULL };
 	unsigned i;
 
 	set_link(0, X, 1, 1);	/* R0 */
@@ -1000,7 +1000,7 @@ static struct oo_updn_graph cabled(const unsigned (*cables)[2],
 				   unsigned *first, struct oo_updn_link *links,
 				   unsigned *rank, uint64_t *id)
 {
-	struct oo_updn_graph g = { nsw, 8, first, links, rank, id, 0 };
+	struct oo_updn_graph g = { nsw, 8, first, links, rank, id, NULL };
 	unsigned s, c, n = 0;
 
 	for (s = 0; s < nsw; s++) {
@@ -1099,7 +1099,7 @@ static const unsigned groups_cables[][2] = {
 
 START_TEST(updn_roots_of_last_resort_go_up_one_way_between_them)
 {
-	unsigned first[NSWG + 1], rank[NSWG], queue[NSWG];
+	unsigned first[NSWG + 1], rank[NSWG], queue[NSWG], dist[NSWG];
 	struct oo_updn_link links[6];
 	uint64_t id[NSWG];
 	unsigned cas[NSWG] = { 4, 4, 0, 0 };
@@ -1113,15 +1113,70 @@ START_TEST(updn_roots_of_last_resort_go_up_one_way_between_them)
 	oo_updn_directions(&g);
 	ck_assert_uint_eq(links[first[GS0] + 1].down, 0);	/* GS0 -> GS1 */
 	ck_assert_uint_eq(links[first[GS1] + 1].down, 0);	/* GS1 -> GS0 */
-	/* ordered as two switches of one rank (OpenSM's updn_get_dir()):
-	   from the larger id (GS1) up, back down */
-	g.order_roots = 1;
+	/* one set; each has one cable to a root, GS0 comes first: the
+	   centre; GS1 is a hop from it, and steps up toward it */
+	ck_assert_uint_eq(oo_updn_root_centres(&g, rank, dist, queue), 1);
+	ck_assert_uint_eq(dist[GS0], 0);
+	ck_assert_uint_eq(dist[GS1], 1);
+	ck_assert_uint_eq(dist[GL0], OO_UPDN_NO_RANK);
+	g.root_dist = dist;
 	oo_updn_directions(&g);
 	ck_assert_uint_eq(links[first[GS0] + 1].down, 1);
 	ck_assert_uint_eq(links[first[GS1] + 1].down, 0);
 	/* the leaves' steps do not change */
 	ck_assert_uint_eq(links[first[GL0]].down, 0);
 	ck_assert_uint_eq(links[first[GS0]].down, 1);
+}
+END_TEST
+
+/*
+ * Three groups of one leaf under one spine, the spines in a chain TS0 -
+ * TS1 - TS2; TS1, in the middle, has the largest id.
+ */
+enum { TL0, TL1, TL2, TS0, TS2, TS1, NSWT };
+
+static const unsigned chain_cables[][2] = {
+	{ TL0, TS0 }, { TL1, TS1 }, { TL2, TS2 }, { TS0, TS1 }, { TS1, TS2 },
+};
+
+START_TEST(updn_roots_in_a_chain_reach_each_other_over_the_centre)
+{
+	unsigned first[NSWT + 1], rank[NSWT], queue[NSWT + 1], dist[NSWT];
+	struct oo_updn_link links[10];
+	uint64_t id[NSWT];
+	unsigned cas[NSWT] = { 2, 2, 2, 0, 0, 0 };
+	uint8_t hops[NSWT * 8], queued[NSWT], down[NSWT];
+	struct oo_updn_work w = { hops, queued, down, queue };
+	struct oo_updn_graph g = cabled(chain_cables, 5, NSWT, first, links,
+					rank, id);
+
+	ck_assert_uint_eq(oo_updn_bare_roots(&g, cas, rank), 3);
+	oo_updn_rank(&g, queue);
+	/* up both ways between the roots: every leaf reaches every other */
+	oo_updn_directions(&g);
+	ck_assert_int_eq(oo_updn_reach_all(&g, cas, &w), 1);
+	/* TS1, with two cables to roots, is the centre: TL0 -> TS0 -> TS1
+	   goes up, TS1 -> TS2 -> TL2 down */
+	ck_assert_uint_eq(oo_updn_root_centres(&g, rank, dist, queue), 1);
+	ck_assert_uint_eq(dist[TS1], 0);
+	ck_assert_uint_eq(dist[TS0], 1);
+	ck_assert_uint_eq(dist[TS2], 1);
+	g.root_dist = dist;
+	oo_updn_directions(&g);
+	ck_assert_int_eq(oo_updn_reach_all(&g, cas, &w), 1);
+	oo_updn_hops(&g, TL2, &w);
+	ck_assert_uint_eq(hops[TL0 * 8], 4);
+	/* ordered by id alone (TS1 largest), TS0 -> TS1 would go down and
+	   TS1 -> TS2 up again: TL0 would not reach TL2 */
+	dist[TS0] = dist[TS1] = dist[TS2] = 0;
+	oo_updn_directions(&g);
+	ck_assert_int_eq(oo_updn_reach_all(&g, cas, &w), 0);
+	oo_updn_hops(&g, TL2, &w);
+	ck_assert_uint_eq(hops[TL0 * 8], OO_HOPS_NONE);
+	ck_assert_uint_eq(hops[TL1 * 8], 3);	/* up, up, down */
+	/* no hosts on TL2: TL0 and TL1 reach each other */
+	cas[TL2] = 0;
+	ck_assert_int_eq(oo_updn_reach_all(&g, cas, &w), 1);
 }
 END_TEST
 
@@ -4028,6 +4083,8 @@ static Suite *osmoffset_suite(void)
 		       updn_switches_without_hosts_are_the_roots_of_last_resort);
 	tcase_add_test(hop,
 		       updn_roots_of_last_resort_go_up_one_way_between_them);
+	tcase_add_test(hop,
+		       updn_roots_in_a_chain_reach_each_other_over_the_centre);
 	tcase_add_test(hop, updn_dead_end_roots_leave_the_roots_they_hang_off);
 	tcase_add_test(hop, updn_an_edge_without_hosts_is_no_top_over_the_spines);
 	tcase_add_test(hop, minhop_distances_follow_healthy_links);

@@ -963,8 +963,9 @@ def test_roots_of_last_resort_close_no_loop_over_their_cables(tmp_path,
     updn takes a cable between two roots) those routes closed a credit
     loop, among the CAs' routes at LMC 1 and among every entry at LMC 0;
     stock updn falls back to minhop, whose routes close one too.  The
-    cables between the roots of last resort now go up one way only, by
-    GUID: no loop, every pair routed, at or above stock in leaf order."""
+    cables between the roots of last resort now go up one way only,
+    toward the centre of the roots they join: no loop, every pair routed,
+    at or above stock in leaf order."""
     need_mode("on")
     gen = ["dragonfly", "--groups", "6", "--leaves", "4", "--spines", "4",
            "--hosts-per-leaf", "8", "--remove-links", "0.2", "--seed", "2"]
@@ -980,6 +981,25 @@ def test_roots_of_last_resort_close_no_loop_over_their_cables(tmp_path,
                                   rcs=(3,))
     assert stock["credit_loop"]
     assert leaf_base(ours) >= leaf_base(stock)
+
+
+def test_roots_of_last_resort_leave_no_host_out_of_reach(tmp_path):
+    """A small dragonfly (4 groups of 2 leaves under 2 spines) without a
+    quarter of its cables: a leaf lost its cable to the spine of one plane
+    and another the other's, so they reach each other only down and up
+    again at a leaf.  Up/down over the spines would leave those hosts
+    without a route; the plugin says so and leaves the fabric to minhop,
+    as stock updn does: every pair routed."""
+    need_mode("on")
+    gen = ["dragonfly", "--groups", "4", "--leaves", "2", "--spines", "2",
+           "--hosts-per-leaf", "4", "--remove-links", "0.25", "--seed", "2"]
+    log, ours = route_generated(tmp_path, "df", gen, "on", 0, rcs=(3,))
+    assert "taken for roots" in log
+    assert "osmoffset: over the switches without end ports as roots, " \
+        "some switch with end ports has no up/down path to another " \
+        "(cables missing); up/down routing is not used" in log
+    assert "minhop tables configured on all switches" in log
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
 
 
 def test_guard_keeps_every_sharp_node_reachable_where_stock_can(tmp_path):
