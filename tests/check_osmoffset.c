@@ -1035,7 +1035,7 @@ static struct oo_updn_graph tree3(void)
 	return g;
 }
 
-START_TEST(updn_switches_without_hosts_are_the_roots_of_last_resort)
+START_TEST(updn_hostless_switches_are_roots_of_last_resort)
 {
 	struct oo_updn_graph g = tree3();
 	uint8_t leaf[NSW3] = { 1, 1, 1, 1 };
@@ -4079,8 +4079,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(hop, updn_spines_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_top_switches_beside_the_roots_join_them);
 	tcase_add_test(hop, updn_roots_under_roots_are_left_out);
-	tcase_add_test(hop,
-		       updn_switches_without_hosts_are_the_roots_of_last_resort);
+	tcase_add_test(hop, updn_hostless_switches_are_roots_of_last_resort);
 	tcase_add_test(hop,
 		       updn_roots_of_last_resort_go_up_one_way_between_them);
 	tcase_add_test(hop,
