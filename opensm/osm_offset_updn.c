@@ -284,15 +284,19 @@ static unsigned root_cables(const struct oo_updn_graph *g,
 	return n;
 }
 
-/* Hops of every root of centre c's set from c, breadth-first. */
-static void spread_from_centre(const struct oo_updn_graph *g,
-			       const unsigned *rank, unsigned c,
-			       unsigned *dist, unsigned *queue)
+/*
+ * Hops of every root of start's set from start, breadth-first over the
+ * cables between roots (dist[] must be OO_UPDN_NO_RANK for them): the set
+ * is queue[0] to queue[return - 1].
+ */
+static unsigned spread_over_roots(const struct oo_updn_graph *g,
+				  const unsigned *rank, unsigned start,
+				  unsigned *dist, unsigned *queue)
 {
 	unsigned head = 0, tail = 0, u, i;
 
-	dist[c] = 0;
-	queue[tail++] = c;
+	dist[start] = 0;
+	queue[tail++] = start;
 	while (head < tail) {
 		u = queue[head++];
 		for (i = g->first[u]; i < g->first[u + 1]; i++) {
@@ -304,6 +308,7 @@ static void spread_from_centre(const struct oo_updn_graph *g,
 			queue[tail++] = v;
 		}
 	}
+	return tail;
 }
 
 /* The root with the most cables to roots of s's set, the first on a tie. */
@@ -311,29 +316,17 @@ static unsigned set_centre(const struct oo_updn_graph *g,
 			   const unsigned *rank, unsigned s, unsigned *dist,
 			   unsigned *queue)
 {
-	unsigned head = 0, tail = 0, u, i, best = s, most;
+	unsigned size = spread_over_roots(g, rank, s, dist, queue);
+	unsigned i, n, best = s, most = root_cables(g, rank, s);
 
-	/* mark s's set (dist 0 for now), then keep the best of it */
-	dist[s] = 0;
-	queue[tail++] = s;
-	most = root_cables(g, rank, s);
-	while (head < tail) {
-		u = queue[head++];
-		for (i = g->first[u]; i < g->first[u + 1]; i++) {
-			unsigned v = g->link[i].to, n;
-
-			if (rank[v] || dist[v] != OO_UPDN_NO_RANK)
-				continue;
-			dist[v] = 0;
-			queue[tail++] = v;
-			n = root_cables(g, rank, v);
-			if (n > most || (n == most && v < best)) {
-				best = v;
-				most = n;
-			}
+	for (i = 0; i < size; i++) {
+		n = root_cables(g, rank, queue[i]);
+		if (n > most || (n == most && queue[i] < best)) {
+			best = queue[i];
+			most = n;
 		}
 	}
-	for (i = 0; i < tail; i++)
+	for (i = 0; i < size; i++)
 		dist[queue[i]] = OO_UPDN_NO_RANK;
 	return best;
 }
@@ -349,8 +342,8 @@ unsigned oo_updn_root_centres(const struct oo_updn_graph *g,
 	for (s = 0; s < g->num_sw; s++) {
 		if (rank[s] || dist[s] != OO_UPDN_NO_RANK)
 			continue;
-		spread_from_centre(g, rank, set_centre(g, rank, s, dist,
-						       queue), dist, queue);
+		spread_over_roots(g, rank, set_centre(g, rank, s, dist, queue),
+				  dist, queue);
 		n++;
 	}
 	return n;
