@@ -94,6 +94,9 @@ static int prepare_net(struct reach_glue *rg, osm_opensm_t *osm)
 	return 0;
 }
 
+#define OO_LOOP_FREE_KEPT " (all turns at once would have closed a " \
+	"credit loop; only loop-free ones kept"
+
 /*
  * The pass's result; on_vl0_alone: it had no lane above VL0 because none
  * was asked for (reach_vls=1), so the log names the lanes where turns
@@ -102,7 +105,9 @@ static int prepare_net(struct reach_glue *rg, osm_opensm_t *osm)
 static void log_result(osm_log_t *log, const struct oo_reach_result *res,
 		       int on_vl0_alone, double cpu)
 {
-	int hint = on_vl0_alone && res->cyclic && res->left_ca;
+	const char *cyclic = !res->cyclic ? "" :
+	    on_vl0_alone && res->left_ca ?
+	    OO_LOOP_FREE_KEPT "; " OO_LANES_REMEDY ")" : OO_LOOP_FREE_KEPT ")";
 
 	if (!res->lids) {
 		OSM_LOG(log, OSM_LOG_VERBOSE, "osmoffset: reach: every switch "
@@ -113,11 +118,8 @@ static void log_result(osm_log_t *log, const struct oo_reach_result *res,
 	OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u CA LIDs had no LFT "
 		"entry on some switches; %u entries filled through a down/up "
 		"turn, %u left empty (%u of them where traffic from a CA "
-		"runs in)%s%s (%.3f s CPU)\n", res->lids, res->filled,
-		res->left, res->left_ca, res->cyclic ? " (all turns at once "
-		"would have closed a credit loop; only loop-free ones kept" :
-		"", res->cyclic ? (hint ? "; " OO_LANES_REMEDY ")" : ")") : "",
-		cpu);
+		"runs in)%s (%.3f s CPU)\n", res->lids, res->filled,
+		res->left, res->left_ca, cyclic, cpu);
 	if (res->borrowed)
 		OSM_LOG(log, OSM_LOG_INFO, "osmoffset: reach: %u LIDs that "
 			"traffic from some CA still could not get to took the "
