@@ -120,21 +120,29 @@ class Fabric:
 
 # ----------------------------------------------------------------- builders
 
+def at_least_one(options):
+    """FabricError for the first (option, value) pair below 1."""
+    for opt, val in options:
+        if val < 1:
+            raise FabricError("%s must be >= 1 (got %d)" % (opt, val))
+
+
+def fits_ibsim(radix):
+    """FabricError when switches of this radix are too big for ibsim."""
+    if radix > 254:
+        raise FabricError("--radix %d: ibsim switches have at most 254 "
+                          "ports" % radix)
+
+
 def width(n, minimum):
     return max(minimum, len(str(max(n - 1, 0))))
 
 
 def build_2level(a):
     L, S, H, T, R = a.leaves, a.spines, a.hosts_per_leaf, a.trunk, a.radix
-    for opt, val in (("--leaves", L), ("--spines", S), ("--trunk", T),
-                     ("--radix", R)):
-        if val < 1:
-            raise FabricError("%s must be >= 1 (got %d)" % (opt, val))
-    if H < 1:
-        raise FabricError("--hosts-per-leaf must be >= 1 (got %d)" % H)
-    if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 "
-                          "ports" % R)
+    at_least_one((("--leaves", L), ("--spines", S), ("--trunk", T),
+                  ("--radix", R), ("--hosts-per-leaf", H)))
+    fits_ibsim(R)
     if H + S * T > R:
         raise FabricError("a leaf needs %d ports (%d hosts + %d spines x %d "
                           "trunk) but --radix is %d"
@@ -173,15 +181,11 @@ def build_dragonfly(a):
     cabled to spine k of every other group (the global cables, after the
     leaf ports).  Spines are level 2, like a two-level tree's."""
     G, L, S, H, R = a.groups, a.leaves, a.spines, a.hosts_per_leaf, a.radix
-    for opt, val in (("--groups", G), ("--leaves", L), ("--spines", S),
-                     ("--hosts-per-leaf", H), ("--radix", R)):
-        if val < 1:
-            raise FabricError("%s must be >= 1 (got %d)" % (opt, val))
+    at_least_one((("--groups", G), ("--leaves", L), ("--spines", S),
+                  ("--hosts-per-leaf", H), ("--radix", R)))
     if G < 2:
         raise FabricError("--groups must be >= 2 (got %d)" % G)
-    if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 "
-                          "ports" % R)
+    fits_ibsim(R)
     if H + S > R:
         raise FabricError("a leaf needs %d ports (%d hosts + %d spines) but "
                           "--radix is %d" % (H + S, H, S, R))
@@ -244,9 +248,7 @@ def build_kary(a):
     if R < 2 * k:
         raise FabricError("a k-ary n-tree switch needs 2k = %d ports but "
                           "--radix is %d" % (2 * k, R))
-    if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 "
-                          "ports" % R)
+    fits_ibsim(R)
     nsw = k ** (n - 1)          # switches per level
     nhosts = k ** n
     f = Fabric("kary")
@@ -290,9 +292,7 @@ def build_ft3(a):
     R = a.radix
     if R < 2 or R % 2:
         raise FabricError("--radix must be even and >= 2 (got %d)" % R)
-    if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 "
-                          "ports" % R)
+    fits_ibsim(R)
     h = R // 2
     nhosts = R * h * h
     f = Fabric("ft3")
@@ -372,10 +372,8 @@ def build_cluster(a):
     R, H, U = a.radix, a.hosts_per_edge, a.uplinks
     if U is None:
         U = H
-    for opt, val in (("--edges", a.edges), ("--radix", R), ("--uplinks", U),
-                     ("--rails", a.rails)):
-        if val < 1:
-            raise FabricError("%s must be >= 1 (got %d)" % (opt, val))
+    at_least_one((("--edges", a.edges), ("--radix", R), ("--uplinks", U),
+                  ("--rails", a.rails)))
     for opt, val in (("--hosts-per-edge", H), ("--empty-edges", a.empty_edges),
                      ("--core-hosts", a.core_hosts), ("--pods", a.pods)):
         if val < 0:
@@ -576,12 +574,8 @@ def build_cluster(a):
 
 def build_seed(a):
     T, H, N, R = a.trunk, a.hosts, a.near_hosts, a.radix
-    for opt, val in (("--trunk", T), ("--hosts", H), ("--near-hosts", N)):
-        if val < 1:
-            raise FabricError("%s must be >= 1 (got %d)" % (opt, val))
-    if R > 254:
-        raise FabricError("--radix %d: ibsim switches have at most 254 "
-                          "ports" % R)
+    at_least_one((("--trunk", T), ("--hosts", H), ("--near-hosts", N)))
+    fits_ibsim(R)
     if N + T > R or H + T > R:
         raise FabricError("a switch needs %d ports but --radix is %d"
                           % (max(N + T, H + T), R))
