@@ -859,55 +859,24 @@ def test_roots_found_without_the_spines_hcas_where_updn_finds_none(tmp_path):
     assert_routed_above_stock(ours, stock, 1.2)
 
 
-def write_net(path, switches, hosts):
-    """An ibsim net file: switches {name: [peer switch, ...]} (each cable
-    listed at both ends, in port order), hosts {switch: count}; host h of
-    switch S is named "S-hH", on the ports after S's switch cables."""
-    port = {}           # switch -> (peer, k-th cable to it) -> port
-    for name, peers in switches.items():
-        port[name] = {}
-        for p, peer in enumerate(peers, 1):
-            k = sum(1 for q in peers[:p] if q == peer)
-            port[name][(peer, k)] = p
+def write_ring(path, n=6, hosts=4):
+    """An ibsim net file of n switches in a ring (port 1 to the switch
+    before, port 2 to the one after), hosts on each after them."""
     out = []
-    for i, (name, peers) in enumerate(switches.items()):
+    for i in range(n):
         out += ["switchguid=0x%x" % (0x100000 + 16 * i),
-                'Switch %d "%s"' % (len(peers) + hosts.get(name, 0), name)]
-        for p, peer in enumerate(peers, 1):
-            k = sum(1 for q in peers[:p] if q == peer)
-            out.append('[%d] "%s"[%d]' % (p, peer, port[peer][(name, k)]))
-        for h in range(hosts.get(name, 0)):
-            out.append('[%d] "%s-h%d"[1]' % (len(peers) + h + 1, name, h))
+                'Switch %d "r%d"' % (2 + hosts, i),
+                '[1] "r%d"[2]' % ((i - 1) % n),
+                '[2] "r%d"[1]' % ((i + 1) % n)]
+        out += ['[%d] "r%d-h%d"[1]' % (3 + h, i, h) for h in range(hosts)]
         out.append("")
-    for i, (name, n) in enumerate(hosts.items()):
-        for h in range(n):
-            out += ["caguid=0x%x" % (0x200000 + 16 * (8 * i + h)),
-                    'Hca 1 "%s-h%d"' % (name, h),
-                    '[1] "%s"[%d]' % (name, len(switches[name]) + h + 1),
-                    ""]
+    for i in range(n):
+        for h in range(hosts):
+            out += ["caguid=0x%x" % (0x200000 + 16 * (hosts * i + h)),
+                    'Hca 1 "r%d-h%d"' % (i, h),
+                    '[1] "r%d"[%d]' % (i, 3 + h), ""]
     path.write_text("\n".join(out))
     return path
-
-
-def dragonfly(groups=4):
-    """Groups of two leaves (4 hosts each) under two spines; spine k of
-    each group is cabled to spine k of every other group."""
-    sw = {}
-    for g in range(groups):
-        for l in range(2):
-            sw["g%dl%d" % (g, l)] = ["g%ds0" % g, "g%ds1" % g]
-        for k in range(2):
-            sw["g%ds%d" % (g, k)] = \
-                ["g%dl0" % g, "g%dl1" % g] + \
-                ["g%ds%d" % (o, k) for o in range(groups) if o != g]
-    return sw, {n: 4 for n in sw if "l" in n}
-
-
-def ring(n=6):
-    """n switches in a ring, 4 hosts on each."""
-    sw = {"r%d" % i: ["r%d" % ((i - 1) % n), "r%d" % ((i + 1) % n)]
-          for i in range(n)}
-    return sw, {name: 4 for name in sw}
 
 
 def route_net(net, out, stock):
@@ -924,8 +893,9 @@ def route_net(net, out, stock):
 
 def test_switches_without_hosts_are_the_roots_where_updn_finds_none(
         tmp_path):
-    """A dragonfly-like fabric: 4 groups of 2 leaves with 4 hosts under 2
-    spines, each spine cabled to its peer in every other group.  A spine
+    """A dragonfly (gen-fabric dragonfly): 4 groups of 2 leaves with 4
+    hosts under 2 spines, each spine cabled to its peer in every other
+    group.  A spine
     sees its own group's hosts 1 hop away and the rest 2: updn's
     detection finds no root, and stock OpenSM hands the fabric to minhop,
     whose tables close a credit loop among the routes to the switches'
@@ -936,7 +906,12 @@ def test_switches_without_hosts_are_the_roots_where_updn_finds_none(
     loop.  A ring, whose switches all have hosts, still goes to minhop:
     up/down there would leave routes out that minhop's take."""
     need_mode("on")
-    net = write_net(tmp_path / "dragonfly.net", *dragonfly())
+    net = tmp_path / "dragonfly.net"
+    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"),
+                      ["dragonfly", "--groups", "4", "--leaves", "2",
+                       "--spines", "2", "--hosts-per-leaf", "4",
+                       "--random-guids", "-o", str(net)])
+    assert proc.returncode == 0, proc.stderr
     log, stock = route_net(net, tmp_path / "stock", True)
     assert "minhop tables configured on all switches" in log
     assert stock["credit_loop"], "stock minhop closed no loop here"
@@ -948,7 +923,7 @@ def test_switches_without_hosts_are_the_roots_where_updn_finds_none(
     assert ours["valid"] and ours["unreachable_pairs"] == 0
     assert not ours["credit_loop"], ours["credit_cycle"]
     assert leaf_base(ours) >= leaf_base(stock)
-    net = write_net(tmp_path / "ring.net", *ring())
+    net = write_ring(tmp_path / "ring.net")
     log, _ours = route_net(net, tmp_path / "ring", False)
     assert "taken for roots" not in log
     assert "minhop tables configured on all switches" in log
