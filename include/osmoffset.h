@@ -1103,6 +1103,14 @@ int oo_cdg_init(struct oo_cdg *g, const struct oo_reach_net *net);
  */
 int oo_cdg_add_lid(struct oo_cdg *g, unsigned lid);
 
+/*
+ * Whether the channel dependencies of the routes the CAs' traffic takes
+ * have no cycle: from every switch a CA port hangs off toward every LID of
+ * every CA port, as the tables have them (lft-analyze --credit-loops
+ * traffic, on one lane).  1 acyclic, 0 a cycle, -1 no memory.
+ */
+int oo_cdg_ca_routes_acyclic(const struct oo_reach_net *net);
+
 /* No dependencies yet: 0, or -1 (no memory, nothing left allocated). */
 int oo_cdg_init_empty(struct oo_cdg *g, const struct oo_reach_net *net);
 

@@ -153,6 +153,11 @@ struct oo_guard_stages {
 	   route on VL0 are then not lost for good, and ours need not leave
 	   as few as stock's */
 	int lanes_beyond_vl0;
+	/* the engine's routes may turn down and up (minhop): a polish that
+	   closes a credit loop among the routes the CAs' traffic takes is
+	   taken back, and tables that close one where the stock tables close
+	   none give way to those */
+	int routes_may_loop;
 	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;
 };
@@ -275,6 +280,13 @@ int oo_reach_fill_vl0(struct osm_opensm *osm, int retry);
  * no memory or a switch without an LFT.
  */
 int oo_reach_tables_acyclic(struct osm_opensm *osm);
+
+/*
+ * The same for the routes the CAs' traffic takes alone (from every switch
+ * with a CA port toward every CA LID): 1 acyclic, 0 a cycle, -1 no memory
+ * or a switch without an LFT.
+ */
+int oo_reach_ca_routes_acyclic(struct osm_opensm *osm);
 
 /* The SL of the route from slid to dlid (host order): 0 off the map. */
 uint8_t oo_path_sl(const struct oo_path_sls *sls, uint16_t slid,

@@ -181,6 +181,90 @@ int oo_cdg_init(struct oo_cdg *g, const struct oo_reach_net *net)
 	return order_channels(g);
 }
 
+/*
+ * The dependencies of the routes toward lid from the switches in *from
+ * (num of them) and from every switch those routes pass; on[] marks the
+ * switches met (stamp), so that each is walked once per LID and a
+ * forwarding loop of the tables ends the walk.
+ */
+static void mark_routes_of_lid(struct oo_cdg *g, const uint32_t *from,
+			       size_t num, unsigned lid, uint32_t *on,
+			       uint32_t stamp)
+{
+	const struct oo_reach_net *net = g->net;
+	size_t i;
+
+	for (i = 0; i < num; i++) {
+		uint32_t s = from[i];
+
+		while (s != OO_EVAL_NONE && on[s] != stamp) {
+			uint8_t p = entry(net, s, lid);
+			size_t b;
+
+			on[s] = stamp;
+			if (lid_dependency(g, s, lid, &b) && !dep_set(g, b))
+				dep_flip(g, b);
+			if (!valid_port(net, p))
+				break;
+			s = net->next[(size_t)s * net->stride + p];
+		}
+	}
+}
+
+/*
+ * The switches CA ports hang off, each once, into from: how many, or
+ * (size_t)-1 with no memory (*from NULL).
+ */
+static size_t ca_switches(const struct oo_reach_net *net, uint32_t **from)
+{
+	uint8_t *seen = calloc(net->num_sw + 1, 1);
+	size_t n = 0;
+	unsigned d;
+
+	*from = calloc(net->num_sw + 1, sizeof(**from));
+	if (!seen || !*from) {
+		free(seen);
+		free(*from);
+		*from = NULL;
+		return (size_t)-1;
+	}
+	for (d = 0; d < net->num_dests; d++) {
+		uint32_t s = net->dest_sw[d];
+
+		if (s < net->num_sw && !seen[s]) {
+			seen[s] = 1;
+			(*from)[n++] = s;
+		}
+	}
+	free(seen);
+	return n;
+}
+
+int oo_cdg_ca_routes_acyclic(const struct oo_reach_net *net)
+{
+	struct oo_cdg g;
+	uint32_t *from, *on, stamp = 0;
+	size_t num = ca_switches(net, &from);
+	unsigned d, k;
+	int ret = -1;
+
+	if (num == (size_t)-1)
+		return -1;
+	on = calloc(net->num_sw + 1, sizeof(*on));
+	if (on && !cdg_alloc(&g, net)) {
+		for (d = 0; d < net->num_dests; d++)
+			for (k = 0; k < net->lids_per_port; k++)
+				mark_routes_of_lid(&g, from, num,
+						   net->dest_lid[d] + k, on,
+						   ++stamp);
+		ret = order_channels(&g);
+		oo_cdg_free(&g);
+	}
+	free(on);
+	free(from);
+	return ret;
+}
+
 int oo_cdg_init_empty(struct oo_cdg *g, const struct oo_reach_net *net)
 {
 	if (cdg_alloc(g, net))

@@ -192,6 +192,8 @@ static int build_guarded(struct oo_plugin *plugin)
 		.lanes_beyond_vl0 = plugin->opts.reach_all &&
 		    oo_reach_lanes(plugin->osm,
 				   plugin->opts.reach_vls) > 1,
+		.routes_may_loop = !!(plugin->engine_flags &
+				      OO_LFT_TURN_ONCE),
 	};
 
 	if (!plugin->opts.stock_guard)

@@ -156,6 +156,10 @@ struct oo_guard {
 	int lost_ours;		/* lost_ca_lids() of lft_ours */
 	int lost_stock;		/* lost_ca_lids() of the stock tables to
 				   beat, once they are in place */
+	/* with st->routes_may_loop: the routes the CAs' traffic takes over
+	   lft_stock close no credit loop (oo_reach_ca_routes_acyclic()), so
+	   no tables that close one may go on */
+	int stock_loop_free;
 	uint32_t *prof_ours;
 	uint32_t *prof_stock;
 	uint8_t *lft_ours;
@@ -1262,6 +1266,18 @@ static unsigned count_own_dests(const struct oo_guard *g, const uint8_t *dest,
 	return n;
 }
 
+/*
+ * Whether the tables in place close a credit loop among the routes the
+ * CAs' traffic takes where the stock tables close none
+ * (g->stock_loop_free): minhop's routes may turn down and up, and a
+ * polish or a mix of two loop-free tables may close one.  Where that
+ * cannot be told (no memory), it is taken for a loop.
+ */
+static int closes_new_loop(const struct oo_guard *g)
+{
+	return g->stock_loop_free && oo_reach_ca_routes_acyclic(g->osm) != 1;
+}
+
 /* Rounds of try_mix(): quarters, halves and offsets once per round. */
 #define OO_GUARD_MIX_ROUNDS 3
 
@@ -1362,6 +1378,14 @@ static int try_mix(struct oo_guard *g, const struct oo_guard_stages *st,
 			"routes would score at least as well, but its tables "
 			"have a credit loop (or could not be checked)\n", own,
 			own_dests);
+		ok = 0;
+	}
+	if (ok && closes_new_loop(g)) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: a mix "
+			"of port offsetting's and the stock routes would score "
+			"at least as well, but it closes a credit loop among "
+			"the routes the CAs' traffic takes, where the stock "
+			"tables close none\n");
 		ok = 0;
 	}
 	if (ok) {
@@ -1893,6 +1917,18 @@ static void polish_base_lids(struct oo_guard *g,
 	memset(res, 0, sizeof(*res));
 }
 
+/* closes_new_loop() after a polish of whose, logged. */
+static int polish_closes_loop(const struct oo_guard *g, const char *whose)
+{
+	if (!closes_new_loop(g))
+		return 0;
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the polish of "
+		"%s is taken back: it would close a credit loop among the "
+		"routes the CAs' traffic takes, where the stock tables close "
+		"none\n", whose);
+	return 1;
+}
+
 /*
  * The polish (oo_polish()) of the tables in place (a copy of them in
  * was, their port profiles those in place), as whose in the log: the
@@ -1937,7 +1973,8 @@ static unsigned polish_in_place(struct oo_guard *g,
 		memset(&res, 0, sizeof(res));
 	} else
 		log_polish(g, whose, &res, steer);
-	if (polish_gained(&first) || polish_gained(&res)) {
+	if ((polish_gained(&first) || polish_gained(&res)) &&
+	    !polish_closes_loop(g, whose)) {
 		polish_profiles(g, was);
 		return first.moved + res.moved;
 	}
@@ -2999,6 +3036,25 @@ out:
 }
 
 /*
+ * Whichever tables the guard picked, they must not close a credit loop
+ * among the routes the CAs' traffic takes where the stock tables close
+ * none (closes_new_loop()): else the stock tables go on, as the LFT stage
+ * built them (logged).  Every candidate that may close one is checked
+ * before it goes on; this holds for any that is not.
+ */
+static void stock_if_loop_closed(struct oo_guard *g)
+{
+	if (!closes_new_loop(g))
+		return;
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the tables "
+		"that won close a credit loop among the routes the CAs' "
+		"traffic takes, where the stock tables close none: the stock "
+		"LFTs go on, as routing engine's own stage built them\n");
+	copy_lfts(g, g->lft_stock, 0);
+	restore_profiles(g, g->prof_stock);
+}
+
+/*
  * Ours are built and in place.  Variants of them replace them if they
  * score better (try_variants()).  Build the stock tables too and keep
  * ours, else a mix, else stock, whichever first scores at least as well as
@@ -3058,6 +3114,8 @@ static int compare_with_stock(struct oo_guard *g,
 	}
 	/* the stock tables to beat are in place */
 	g->lost_stock = lost_ca_lids(g, st);
+	g->stock_loop_free = st->routes_may_loop && !own_hops &&
+	    oo_reach_ca_routes_acyclic(g->osm) == 1;
 	ret = 0;
 	if (st->ours_with && (st->variants & OO_GUARD_POLISH))
 		try_polish(g, st, ours, own, scratch);
@@ -3111,6 +3169,8 @@ our_hops:
 	if (own_hops)
 		our_hops_back(g, st);
 out:
+	if (!ret)
+		stock_if_loop_closed(g);
 	if (own != theirs)
 		free(own);
 	free(theirs);

@@ -290,6 +290,19 @@ int oo_reach_tables_acyclic(struct osm_opensm *osm)
 	return ret;
 }
 
+int oo_reach_ca_routes_acyclic(struct osm_opensm *osm)
+{
+	struct reach_glue rg;
+	int ret = prepare_net(&rg, osm);
+
+	if (!ret)
+		ret = oo_cdg_ca_routes_acyclic(&rg.net);
+	else
+		ret = -1;
+	free_net(&rg);
+	return ret;
+}
+
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 		  struct oo_path_sls *sls)
 {

@@ -3572,6 +3572,39 @@ START_TEST(reach_finds_credit_loops)
 }
 END_TEST
 
+START_TEST(cdg_ca_routes_hold_what_cas_traffic_takes_alone)
+{
+	struct reach_model m;
+
+	/* the ring of reach_finds_credit_loops needs S1's entry for m and
+	   S1's own LID 4: no CA's traffic takes either */
+	reach_model_init(&m);
+	m.lft[3][7] = 1;
+	m.lft[0][7] = 3;
+	m.lft[2][4] = 2;
+	m.lft[1][4] = 4;
+	m.lft[0][6] = 3;
+	m.lft[1][5] = 4;
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
+	ck_assert_int_eq(oo_cdg_ca_routes_acyclic(&m.net), 1);
+	/* a CA m1 on S1 port 3 with LID 4: S1 sends toward m, S0 toward
+	   m1, and the CAs' own routes close the ring */
+	m.dest_sw[3] = 3;
+	m.dest_port[3] = 3;
+	m.dest_lid[3] = 4;
+	m.net.num_dests = 4;
+	ck_assert_int_eq(oo_cdg_ca_routes_acyclic(&m.net), 0);
+	/* both turns at L0: no ring */
+	m.lft[2][4] = 1;
+	m.lft[0][4] = 4;
+	ck_assert_int_eq(oo_cdg_ca_routes_acyclic(&m.net), 1);
+	/* a forwarding loop between L1 and S0 on h0's way is one too */
+	m.lft[1][5] = 3;
+	m.lft[2][5] = 2;
+	ck_assert_int_eq(oo_cdg_ca_routes_acyclic(&m.net), 0);
+}
+END_TEST
+
 /* Every dependency of g points forward in its order. */
 static void assert_cdg_ordered(const struct oo_cdg *g,
 			       const struct reach_model *m)
@@ -4146,6 +4179,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rc, reach_leaves_a_lid_no_switch_reaches);
 	tcase_add_test(rc, reach_finds_credit_loops);
 	tcase_add_test(rc, cdg_adds_lids_and_refuses_a_loop);
+	tcase_add_test(rc, cdg_ca_routes_hold_what_cas_traffic_takes_alone);
 	tcase_add_test(rc, cdg_routes_are_taken_back_together);
 	tcase_add_test(rc, reach_puts_a_turn_that_closes_a_loop_on_vl1);
 	tcase_add_test(rc, reach_lends_a_lid_the_routes_of_its_ports_other_lid);

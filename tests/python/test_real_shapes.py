@@ -977,6 +977,32 @@ def test_roots_of_last_resort_leave_no_host_out_of_reach(tmp_path):
     assert ours["valid"] and ours["unreachable_pairs"] == 0
 
 
+def test_guard_under_minhop_closes_no_loop_where_stock_minhop_has_none(
+        tmp_path):
+    """docs/dragonfly.md's df22: 7 groups of 3 leaves (3 hosts each)
+    under 3 spines, a tenth of the cables gone.  updn finds no root and up/
+    down over the roots of last resort would leave hosts without a route:
+    OpenSM routes with minhop, stock and ours.  Port offsetting's minhop
+    tables, their polish and their mix with the stock routes each closed a
+    credit loop among the CAs' routes, where stock minhop's close none; the
+    guard now takes none of them, and the stock tables (polished) go on:
+    no loop, every pair routed, no cell below stock in leaf order."""
+    need_mode("on")
+    gen = ["dragonfly", "--groups", "7", "--leaves", "3", "--spines", "3",
+           "--hosts-per-leaf", "3", "--remove-links", "0.1", "--seed", "2"]
+    _log, stock = route_generated(tmp_path, "df", gen, "stock", 0,
+                                  rcs=(3,))
+    assert not stock["credit_loop"]
+    log, ours = route_generated(tmp_path, "df", gen, "on", 0, rcs=(3,))
+    assert "minhop tables configured on all switches" in log
+    assert "osmoffset: stock guard: the polish of port offsetting's LFTs " \
+        "is taken back: it would close a credit loop among the routes " \
+        "the CAs' traffic takes, where the stock tables close none" in log
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert leaf_base(ours) >= leaf_base(stock)
+
+
 def test_guard_keeps_every_sharp_node_reachable_where_stock_can(tmp_path):
     """Two rails of 6 edges under 10 spines, a quarter of the cables
     doubled, 10 % missing, 2 management HCAs on spines, a SHARP node on
