@@ -277,30 +277,26 @@ int oo_reach_fill_vl0(struct osm_opensm *osm, int retry)
 	return ret ? -1 : 0;
 }
 
-int oo_reach_tables_acyclic(struct osm_opensm *osm)
+/* A check of the tables in place (1, 0), or -1 where they cannot be read. */
+static int check_tables(struct osm_opensm *osm,
+			int (*check)(const struct oo_reach_net *net))
 {
 	struct reach_glue rg;
 	int ret = prepare_net(&rg, osm);
 
-	if (!ret)
-		ret = oo_reach_acyclic(&rg.net);
-	else
-		ret = -1;
+	ret = ret ? -1 : check(&rg.net);
 	free_net(&rg);
 	return ret;
 }
 
+int oo_reach_tables_acyclic(struct osm_opensm *osm)
+{
+	return check_tables(osm, oo_reach_acyclic);
+}
+
 int oo_reach_ca_routes_acyclic(struct osm_opensm *osm)
 {
-	struct reach_glue rg;
-	int ret = prepare_net(&rg, osm);
-
-	if (!ret)
-		ret = oo_cdg_ca_routes_acyclic(&rg.net);
-	else
-		ret = -1;
-	free_net(&rg);
-	return ret;
+	return check_tables(osm, oo_cdg_ca_routes_acyclic);
 }
 
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,

@@ -3545,21 +3545,28 @@ START_TEST(reach_leaves_a_lid_no_switch_reaches)
 }
 END_TEST
 
+/*
+ * m0 = LID 7 on S0 port 3, m1 = LID 4 taken as a CA on S1: S1 turns m0 at
+ * L0, S0 turns m1 at L1, and the hosts cross over: L0 -> S0 -> L1 -> S1 ->
+ * L0 -> S0 is a ring of channels that wait on each other with no LFT loop
+ * at all.
+ */
+static void reach_model_ring(struct reach_model *m)
+{
+	reach_model_init(m);
+	m->lft[3][7] = 1;	/* S1: m0 down to L0 */
+	m->lft[0][7] = 3;	/* L0: up to S0 */
+	m->lft[2][4] = 2;	/* S0: S1's LID down to L1 */
+	m->lft[1][4] = 4;	/* L1: up to S1 */
+	m->lft[0][6] = 3;	/* L0 -> h1 over S0 */
+	m->lft[1][5] = 4;	/* L1 -> h0 over S1 */
+}
+
 START_TEST(reach_finds_credit_loops)
 {
 	struct reach_model m;
 
-	/* m0 = LID 7 on S0 port 3, m1 = LID 4 taken as a CA on S1: S1 turns
-	   m0 at L0, S0 turns m1 at L1, and the hosts cross over: L0 -> S0 ->
-	   L1 -> S1 -> L0 -> S0 is a ring of channels that wait on each other
-	   with no LFT loop at all */
-	reach_model_init(&m);
-	m.lft[3][7] = 1;	/* S1: m0 down to L0 */
-	m.lft[0][7] = 3;	/* L0: up to S0 */
-	m.lft[2][4] = 2;	/* S0: S1's LID down to L1 */
-	m.lft[1][4] = 4;	/* L1: up to S1 */
-	m.lft[0][6] = 3;	/* L0 -> h1 over S0 */
-	m.lft[1][5] = 4;	/* L1 -> h0 over S1 */
+	reach_model_ring(&m);
 	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
 	/* both turns at L0: no ring */
 	m.lft[2][4] = 1;
@@ -3576,15 +3583,9 @@ START_TEST(cdg_ca_routes_hold_what_cas_traffic_takes_alone)
 {
 	struct reach_model m;
 
-	/* the ring of reach_finds_credit_loops needs S1's entry for m and
-	   S1's own LID 4: no CA's traffic takes either */
-	reach_model_init(&m);
-	m.lft[3][7] = 1;
-	m.lft[0][7] = 3;
-	m.lft[2][4] = 2;
-	m.lft[1][4] = 4;
-	m.lft[0][6] = 3;
-	m.lft[1][5] = 4;
+	/* the ring needs S1's entry for m and S1's own LID 4: no CA's
+	   traffic takes either */
+	reach_model_ring(&m);
 	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
 	ck_assert_int_eq(oo_cdg_ca_routes_acyclic(&m.net), 1);
 	/* a CA m1 on S1 port 3 with LID 4: S1 sends toward m, S0 toward
