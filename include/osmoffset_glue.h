@@ -41,6 +41,10 @@ enum oo_updn_roots {
 /* What *changed of oo_updn_build_hop_tables() reports. */
 #define OO_ROOTS_CHANGED 1	/* the roots may not be updn's */
 #define OO_ROOTS_ADDED 2	/* spines joined them */
+#define OO_ROOTS_LANES 4	/* roots of last resort kept though some
+				   switch with end ports has no up/down path
+				   to another: the reach pass must route
+				   those on lanes above VL0 */
 
 /*
  * The updn engine's hop-table stage (build_lid_matrices), computed with
@@ -53,10 +57,14 @@ enum oo_updn_roots {
  * *changed (if given) gets OO_ROOTS_CHANGED when anything but updn's
  * detection had a say (SHARP nodes left out of it, roots left out or
  * added: the tables may then not be the ones stock updn builds) and
- * OO_ROOTS_ADDED when spines joined the roots.
+ * OO_ROOTS_ADDED when spines joined the roots.  Over roots of last resort
+ * (no root found, switches without end ports taken), where some switch
+ * with end ports has no up/down path to another, up/down is not used
+ * (-1) unless lanes (the reach pass has lanes above VL0 for the turns
+ * those paths need): then *changed also gets OO_ROOTS_LANES.
  */
 int oo_updn_build_hop_tables(struct osm_opensm *osm, enum oo_updn_roots roots,
-			     unsigned *changed);
+			     int lanes, unsigned *changed);
 
 /*
  * The minhop engine's hop-table stage (osm_ucast_mgr_build_lid_matrices),
@@ -242,11 +250,12 @@ struct oo_path_sls {
  * up/down routing left empty, where that closes no credit loop (see
  * oo_reach_fill()); with vls > 1, OpenSM's QoS on and as many data VLs
  * on every port, the holes left on lanes above VL0 (oo_reach_fill_vls()),
- * their SLs into *sls (emptied first).  Returns 0, or -1 (no memory,
- * logged) with the tables as they were and *sls empty.
+ * their SLs into *sls (emptied first).  *left_ca (if given) gets the
+ * entries it left empty where traffic from a CA runs in.  Returns 0, or
+ * -1 (no memory, logged) with the tables as they were and *sls empty.
  */
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
-		  struct oo_path_sls *sls);
+		  struct oo_path_sls *sls, unsigned *left_ca);
 
 /*
  * The virtual lanes the reach pass uses of the vls reach_vls asks for: as
@@ -262,6 +271,14 @@ unsigned oo_reach_lanes(const struct osm_opensm *osm, unsigned vls);
  */
 #define OO_LANES_REMEDY "with reach_vls=2 or more and OpenSM's QoS on, " \
 	"the reach pass may take those turns on a lane above VL0"
+
+/*
+ * What it tells an admin where up/down over roots of last resort is not
+ * used because some switch with end ports has no up/down path to another.
+ */
+#define OO_LANES_ROOTS_REMEDY "with reach_vls=2 or more and OpenSM's QoS " \
+	"on, up/down stays and the reach pass routes those paths on lanes " \
+	"above VL0"
 
 /*
  * The same on VL0 alone, silently, without SLs; with retry, its retry

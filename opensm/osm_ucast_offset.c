@@ -56,8 +56,11 @@ struct oo_plugin {
 	oo_lft_builder stock_lfts;
 	void *stock_ctx;
 	/* whether this routing's updn roots are not updn's own
-	   (OO_ROOTS_CHANGED, OO_ROOTS_ADDED) */
+	   (OO_ROOTS_CHANGED, OO_ROOTS_ADDED), and OO_ROOTS_LANES */
 	unsigned roots_changed;
+	/* the reach pass has lanes above VL0 (reach_all, reach_vls > 1 and
+	   QoS): up/down over roots of last resort may leave paths to it */
+	int lanes;
 	/* the SLs of the routes the reach pass put above VL0 */
 	struct oo_path_sls sls;
 	/* OO_LFT_* flags of the engine routing now (OO_LFT_TURN_ONCE for
@@ -94,7 +97,7 @@ static int build_stock_hops(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_UPDN, NULL);
+	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_UPDN, 0, NULL);
 }
 
 /* updn's hop tables over the roots port offsetting checks. */
@@ -102,7 +105,8 @@ static int build_checked_hops(void *context)
 {
 	struct oo_plugin *plugin = context;
 
-	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_CHECKED, NULL);
+	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_CHECKED,
+					plugin->lanes, NULL);
 }
 
 /* updn's hop tables over the roots port offsetting completes. */
@@ -111,7 +115,7 @@ static int build_our_hops(void *context)
 	struct oo_plugin *plugin = context;
 
 	return oo_updn_build_hop_tables(plugin->osm, OO_ROOTS_COMPLETED,
-					NULL);
+					plugin->lanes, NULL);
 }
 
 /*
@@ -129,12 +133,15 @@ static int wrap_build_lid_matrices(void *context)
 	int ret = 1;
 
 	plugin->roots_changed = 0;
+	plugin->lanes = plugin->opts.rule != OO_RULE_OFF &&
+	    plugin->opts.reach_all &&
+	    oo_reach_lanes(plugin->osm, plugin->opts.reach_vls) > 1;
 	if (plugin->opts.hop_tables == OO_HOPS_FAST) {
 		if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_UPDN)
 			ret = oo_updn_build_hop_tables(plugin->osm,
 					plugin->opts.rule != OO_RULE_OFF ?
 					OO_ROOTS_COMPLETED : OO_ROOTS_CHECKED,
-					&plugin->roots_changed);
+					plugin->lanes, &plugin->roots_changed);
 		else if (w->orig.type == OSM_ROUTING_ENGINE_TYPE_MINHOP)
 			ret = oo_minhop_build_hop_tables(plugin->osm);
 		if (ret <= 0)
@@ -208,6 +215,31 @@ static int build_guarded(struct oo_plugin *plugin)
 }
 
 /*
+ * The reach pass over whichever tables stay: it fills what updn left
+ * empty.  Where up/down over roots of last resort stayed because lanes
+ * above VL0 would carry the paths it lacks (OO_ROOTS_LANES) and the pass
+ * still leaves a CA's traffic without a route, or could not run: -1, and
+ * OpenSM hands the fabric to its next engine (minhop, as it hands stock
+ * updn's), whose LFT stage rewrites every switch's table.
+ */
+static int fill_holes(struct oo_plugin *plugin)
+{
+	unsigned left = 0;
+	int ret = oo_reach_lfts(plugin->osm, plugin->opts.reach_vls,
+				&plugin->sls, &left);
+
+	if (!(plugin->roots_changed & OO_ROOTS_LANES) || (!ret && !left))
+		return 0;
+	oo_path_sls_free(&plugin->sls);
+	OSM_LOG(&plugin->osm->log, OSM_LOG_INFO, "osmoffset: over the "
+		"switches without end ports as roots, the reach pass leaves "
+		"%u entries where a CA's traffic runs in without a route, on "
+		"the lanes above VL0 too: up/down routing is not used\n",
+		left);
+	return -1;
+}
+
+/*
  * On any failure the stock LFT builder of the same engine runs instead
  * (the original stage, or OpenSM's default one when we return > 0), over
  * the stock engine's own hop tables; it rewrites every switch's new LFT
@@ -226,17 +258,16 @@ static int wrap_ucast_build_fwd_tables(void *context)
 	if (plugin->opts.rule != OO_RULE_OFF) {
 		if (!build_guarded(plugin)) {
 			/* whichever tables stay: fill what updn left empty */
-			if (plugin->opts.reach_all)
-				oo_reach_lfts(plugin->osm,
-					      plugin->opts.reach_vls,
-					      &plugin->sls);
-			return 0;
+			return plugin->opts.reach_all ? fill_holes(plugin) : 0;
 		}
 		OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F04: "
 			"port offsetting could not build the LFTs (no memory, "
 			"a switch without tables or a tree deeper than %d "
 			"levels); routing engine '%s' builds them the stock "
 			"way\n", OO_MAX_LEVELS, w->orig.name);
+		/* the stock stage fills no hole the lanes were to carry */
+		if (plugin->roots_changed & OO_ROOTS_LANES)
+			return -1;
 		if (plugin->roots_changed && build_stock_hops(plugin) &&
 		    w->orig.build_lid_matrices(w->orig.context))
 			OSM_LOG(&plugin->osm->log, OSM_LOG_ERROR, "ERR 9F0A: "

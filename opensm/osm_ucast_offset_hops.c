@@ -45,7 +45,10 @@ struct oo_hops {
 	unsigned num_roots;
 	unsigned aggregation_nodes;	/* left out of root detection */
 	enum oo_updn_roots roots;	/* whose roots */
-	unsigned changed;	/* OO_ROOTS_CHANGED, OO_ROOTS_ADDED */
+	int lanes;		/* lanes above VL0 carry what up/down over
+				   roots of last resort cannot reach */
+	unsigned changed;	/* OO_ROOTS_CHANGED, OO_ROOTS_ADDED,
+				   OO_ROOTS_LANES */
 	unsigned *bare_cas;	/* end ports by switch, where the roots are
 				   those of last resort (take_bare_roots()) */
 	unsigned *root_dist;	/* their hops from their centre (g.root_dist,
@@ -790,17 +793,29 @@ no_memory:
  * Over roots of last resort, whether every switch with end ports reaches
  * every other up and down (oo_updn_reach_all()); where not, minhop routes
  * the fabric, as stock updn hands it there, rather than up/down leaving
- * CAs out of reach.
+ * CAs out of reach; unless the reach pass has lanes above VL0 (h->lanes)
+ * for the down/up turns those paths need: then up/down stays
+ * (OO_ROOTS_LANES), and should the pass still leave a CA's traffic
+ * without a route, the LFT stage hands the fabric to minhop after all.
  */
 static int bare_roots_reach(struct oo_hops *h)
 {
 	h->w.hops = h->batch;
 	if (oo_updn_reach_all(&h->g, h->bare_cas, &h->w))
 		return 1;
+	if (h->lanes) {
+		h->changed |= OO_ROOTS_LANES;
+		OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: over the switches "
+			"without end ports as roots, some switch with end "
+			"ports has no up/down path to another (cables "
+			"missing); up/down routing stays, and the reach pass "
+			"routes those paths on lanes above VL0 (reach_vls)\n");
+		return 1;
+	}
 	OSM_LOG(h->log, OSM_LOG_INFO, "osmoffset: over the switches without "
 		"end ports as roots, some switch with end ports has no "
 		"up/down path to another (cables missing); up/down routing "
-		"is not used\n");
+		"is not used (" OO_LANES_ROOTS_REMEDY ")\n");
 	return 0;
 }
 
@@ -844,7 +859,7 @@ static void init_hops(struct oo_hops *h, osm_opensm_t *osm)
 }
 
 int oo_updn_build_hop_tables(struct osm_opensm *osm, enum oo_updn_roots roots,
-			     unsigned *changed)
+			     int lanes, unsigned *changed)
 {
 	struct oo_hops h;
 	int ret;
@@ -856,6 +871,7 @@ int oo_updn_build_hop_tables(struct osm_opensm *osm, enum oo_updn_roots roots,
 		return 1;
 	init_hops(&h, osm);
 	h.roots = roots;
+	h.lanes = lanes;
 	ret = build_updn(&h);
 	if (!ret && changed)
 		*changed = h.changed;

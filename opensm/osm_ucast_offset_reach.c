@@ -300,7 +300,7 @@ int oo_reach_ca_routes_acyclic(struct osm_opensm *osm)
 }
 
 int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
-		  struct oo_path_sls *sls)
+		  struct oo_path_sls *sls, unsigned *left_ca)
 {
 	double cpu = oo_thread_cpu_seconds();
 	struct reach_glue rg;
@@ -323,6 +323,8 @@ int oo_reach_lfts(struct osm_opensm *osm, unsigned vls,
 			oo_path_sls_free(sls);
 		log_result(&osm->log, &res, asked <= 1,
 			   oo_thread_cpu_seconds() - cpu);
+		if (left_ca)
+			*left_ca = res.left_ca;
 		/* even when no lane could be used: no stale SLs left in the
 		   dump */
 		if (asked > 1)

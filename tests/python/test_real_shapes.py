@@ -672,14 +672,15 @@ def test_reach_vls_without_qos_leaves_no_lid_out_of_reach(tmp_path):
 
 
 def route_generated(tmp_path, name, gen_args, mode, lmc=0, options=(),
-                    rcs=(0,), spine_cas=False):
+                    rcs=(0,), spine_cas=False, qos=False):
     """gen-fabric GEN_ARGS into NAME.net, routed by osm-sim at LMC lmc
     with the roots left to updn (as on a dump): stock updn (mode 'stock')
     or with the plugin ('on', with the plugin options given); osm-sim
     must exit with one of rcs (3: OpenSM fell back to minhop).  With
     spine_cas, the CAs on spines or cores rank too, in the guard's orders
-    (SPINE_CAS) and lft-analyze's.  Returns (osm.log, lft-analyze
-    --json)."""
+    (SPINE_CAS) and lft-analyze's.  With qos, OpenSM's QoS is on and the
+    analysis takes the lanes of osmoffset-path-sl.dump.  Returns
+    (osm.log, lft-analyze --json)."""
     net = tmp_path / (name + ".net")
     if not net.exists():
         proc = run_script(os.path.join(REPO, "sim-topologies",
@@ -695,11 +696,14 @@ def route_generated(tmp_path, name, gen_args, mode, lmc=0, options=(),
         options = list(options) + [SPINE_CAS]
     for opt in options:
         args += ["--plugin-option", opt]
+    if qos:
+        args += ["--qos"]
     proc = run_osm_sim(args)
     assert proc.returncode in rcs, proc.stderr
     with open(out / "osm.log", errors="replace") as f:
         log = f.read()
-    return log, analyse_dir(out, args=["--spine-cas"] if spine_cas else [])
+    return log, analyse_dir(out, path_sl=qos,
+                            args=["--spine-cas"] if spine_cas else [])
 
 
 def leaf_base(res):
@@ -975,6 +979,57 @@ def test_roots_of_last_resort_leave_no_host_out_of_reach(tmp_path):
         "(cables missing); up/down routing is not used" in log
     assert "minhop tables configured on all switches" in log
     assert ours["valid"] and ours["unreachable_pairs"] == 0
+
+
+def test_roots_of_last_resort_stay_where_lanes_carry_what_they_lack(
+        tmp_path):
+    """docs/dragonfly.md's df12: 6 groups of 2 leaves (4 hosts each)
+    under 3 spines, a quarter of the cables gone.  Over the roots of last
+    resort some leaves have no up/down path to others, and stock updn's
+    fallback, minhop, closes a credit loop among the CAs' routes.  With
+    reach_vls=2 and QoS on, up/down stays and the reach pass routes the
+    paths it lacks on lane 1: every pair routed, no credit loop on either
+    lane."""
+    need_mode("on")
+    gen = ["dragonfly", "--groups", "6", "--leaves", "2", "--spines", "3",
+           "--hosts-per-leaf", "4", "--remove-links", "0.25", "--seed", "2"]
+    _log, stock = route_generated(tmp_path, "df", gen, "stock", 0,
+                                  rcs=(3,))
+    assert stock["credit_loop"]
+    log, ours = route_generated(tmp_path, "df", gen, "on", 0,
+                                options=["reach_vls=2"], qos=True)
+    assert "some switch with end ports has no up/down path to another " \
+        "(cables missing); up/down routing stays, and the reach pass " \
+        "routes those paths on lanes above VL0 (reach_vls)" in log
+    assert "updn tables configured on all switches" in log
+    assert re.search(r"reach: [1-9][0-9]* routes \(switch, LID\) put on "
+                     r"virtual lanes 1-1", log)
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+
+
+def test_roots_of_last_resort_go_to_minhop_where_lanes_fall_short(
+        tmp_path):
+    """6 groups of 2 leaves (2 hosts each) under 3 spines without 35 %
+    of the cables: with reach_vls=2 up/down over the roots of last resort
+    stays at first, but the reach pass leaves CAs' traffic without a route
+    on lane 1 too.  The LFT stage then fails and OpenSM routes minhop, as
+    stock: every pair routed, and no route left on a lane above VL0."""
+    need_mode("on")
+    gen = ["dragonfly", "--groups", "6", "--leaves", "2", "--spines", "3",
+           "--hosts-per-leaf", "2", "--remove-links", "0.35", "--seed", "5"]
+    log, ours = route_generated(tmp_path, "df", gen, "on", 0, rcs=(3,),
+                                options=["reach_vls=2"], qos=True)
+    assert "up/down routing stays" in log
+    assert re.search(r"osmoffset: over the switches without end ports as "
+                     r"roots, the reach pass leaves [1-9][0-9]* entries "
+                     r"where a CA's traffic runs in without a route, on "
+                     r"the lanes above VL0 too: up/down routing is not "
+                     r"used", log)
+    assert "minhop tables configured on all switches" in log
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    with open(tmp_path / "df-on-lmc0" / "osmoffset-path-sl.dump") as f:
+        assert "# lanes 1\n" in f.read()
 
 
 def test_guard_under_minhop_closes_no_loop_where_stock_minhop_has_none(
