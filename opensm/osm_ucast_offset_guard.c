@@ -3036,6 +3036,48 @@ out:
 }
 
 /*
+ * Under minhop, whether the stock tables in place (lft_stock, scored in
+ * theirs) close no credit loop among the routes the CAs' traffic takes.
+ * The guard builds them as on a first sweep, ignoring the tables the
+ * switches hold (build_stock()); on a sweep after a change a stock SM
+ * keeps the entries its switches hold where they are still shortest, and
+ * its tables may close no loop where those of a fresh build close one.
+ * So where the fresh tables close one and the switches hold tables
+ * (OpenSM does not ignore them on this sweep), the stage runs again as
+ * OpenSM would run it, keeping the entries the switches hold (of the
+ * tables that went on last); where those close none they become the
+ * stock tables to beat and to fall back to (lft_stock, prof_stock, their
+ * scores in theirs and lost_stock; logged).
+ */
+static int stock_free_of_loops(struct oo_guard *g,
+			       const struct oo_guard_stages *st,
+			       struct oo_eval_score *theirs)
+{
+	int acyclic = oo_reach_ca_routes_acyclic(g->osm) == 1;
+
+	if (acyclic || g->osm->subn.ignore_existing_lfts)
+		return acyclic;
+	restore_profiles(g, g->prof_before);
+	if (st->stock(st->stock_ctx) ||
+	    oo_reach_ca_routes_acyclic(g->osm) != 1) {
+		copy_lfts(g, g->lft_stock, 0);
+		restore_profiles(g, g->prof_stock);
+		return 0;
+	}
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the stock "
+		"LFTs close a credit loop among the routes the CAs' traffic "
+		"takes; the stock LFT stage as OpenSM runs it on this sweep, "
+		"keeping the entries the switches hold where they are still "
+		"shortest, closes none: those are the stock tables to beat\n");
+	save_profiles(g, g->prof_stock);
+	copy_lfts(g, g->lft_stock, 1);
+	score_tables(g, st, theirs);
+	log_scores(g, "stock, the switches' entries kept", theirs);
+	g->lost_stock = lost_ca_lids(g, st);
+	return 1;
+}
+
+/*
  * Whichever tables the guard picked, they must not close a credit loop
  * among the routes the CAs' traffic takes where the stock tables close
  * none (closes_new_loop()): else the stock tables go on, as the LFT stage
@@ -3115,7 +3157,7 @@ static int compare_with_stock(struct oo_guard *g,
 	/* the stock tables to beat are in place */
 	g->lost_stock = lost_ca_lids(g, st);
 	g->stock_loop_free = st->routes_may_loop && !own_hops &&
-	    oo_reach_ca_routes_acyclic(g->osm) == 1;
+	    stock_free_of_loops(g, st, theirs);
 	ret = 0;
 	if (st->ours_with && (st->variants & OO_GUARD_POLISH))
 		try_polish(g, st, ours, own, scratch);
