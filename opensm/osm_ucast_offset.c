@@ -59,7 +59,9 @@ struct oo_plugin {
 	   (OO_ROOTS_CHANGED, OO_ROOTS_ADDED), and OO_ROOTS_LANES */
 	unsigned roots_changed;
 	/* the reach pass has lanes above VL0 (reach_all, reach_vls > 1 and
-	   QoS): up/down over roots of last resort may leave paths to it */
+	   QoS; port offsetting on): up/down over roots of last resort may
+	   leave paths to it, and the stock guard judges reach beyond VL0;
+	   set with the hop tables, before the LFT stage of the sweep */
 	int lanes;
 	/* the SLs of the routes the reach pass put above VL0 */
 	struct oo_path_sls sls;
@@ -196,9 +198,7 @@ static int build_guarded(struct oo_plugin *plugin)
 		    NULL,
 		.fill_final = plugin->opts.reach_all ? fill_final_for_guard :
 		    NULL,
-		.lanes_beyond_vl0 = plugin->opts.reach_all &&
-		    oo_reach_lanes(plugin->osm,
-				   plugin->opts.reach_vls) > 1,
+		.lanes_beyond_vl0 = plugin->lanes,
 		.routes_may_loop = !!(plugin->engine_flags &
 				      OO_LFT_TURN_ONCE),
 	};
