@@ -115,6 +115,8 @@ unsigned oo_live_slot(uint32_t rank, uint64_t divisor, unsigned lid_offset,
 
 	if (!live || !lid_offset || !lids)
 		return base;
+	if (live % lids == 0)
+		return oo_apart_offset_slot(base, lid_offset, lids, live);
 	return oo_stride_slot(base, lid_offset, lids, live);
 }
 

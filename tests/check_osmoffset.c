@@ -3161,9 +3161,10 @@ START_TEST(live_slot_renumbers_the_coordinated_rule)
 	ck_assert_uint_eq(oo_live_slot(1, 1, 1, 4, 6), 3);
 	ck_assert_uint_eq(oo_live_slot(1, 1, 2, 4, 6), 4);
 	ck_assert_uint_eq(oo_live_slot(1, 1, 3, 4, 6), 0);
-	/* 2^LMC divides live: aligned blocks, as oo_offset_slot() */
-	ck_assert_uint_eq(oo_live_slot(7, 1, 1, 2, 6), 0);
-	ck_assert_uint_eq(oo_live_slot(9, 1, 3, 4, 8), 0);
+	/* 2^LMC divides live: o * live / lids further on, around them all */
+	ck_assert_uint_eq(oo_live_slot(7, 1, 1, 2, 6), 4);
+	ck_assert_uint_eq(oo_live_slot(9, 1, 3, 4, 8), 7);
+	ck_assert_uint_eq(oo_live_slot(5, 1, 1, 2, 4), 3);
 	/* nothing live; no LIDs per port given */
 	ck_assert_uint_eq(oo_live_slot(5, 1, 0, 1, 0), 0);
 	ck_assert_uint_eq(oo_live_slot(5, 1, 1, 0, 3), 2);
@@ -3187,6 +3188,56 @@ START_TEST(live_slot_renumbers_the_coordinated_rule)
 				}
 			}
 	}
+}
+END_TEST
+
+/*
+ * How unevenly a sender with live links toward one leaf splits the LIDs
+ * of its hosts (consecutive ranks from first on) over them: the most
+ * LIDs a link takes less the fewest; take[] gets each link's count.
+ */
+static unsigned live_split_gap(unsigned first, unsigned hosts, unsigned lids,
+			       unsigned live, unsigned *take)
+{
+	unsigned r, o, s, most = 0, least = ~0U;
+
+	memset(take, 0, live * sizeof(*take));
+	for (r = first; r < first + hosts; r++)
+		for (o = 0; o < lids; o++)
+			take[oo_live_slot(r, 1, o, lids, live)]++;
+	for (s = 0; s < live; s++) {
+		if (take[s] > most)
+			most = take[s];
+		if (take[s] < least)
+			least = take[s];
+	}
+	return most - least;
+}
+
+/*
+ * Whatever the number of a leaf's hosts and their first rank, a sender
+ * with live links toward them splits all their LIDs over those links as
+ * evenly as the count allows: no link takes two more than another.
+ * (12x6 seed 4 of docs/degraded.md: 6 hosts at LMC 1 over 4 live spines
+ * took them 4, 4, 2 and 2, each host's pair of LIDs an aligned block.)
+ */
+START_TEST(live_slots_split_a_leafs_lids_evenly)
+{
+	unsigned live, lids, hosts, first, s;
+	unsigned take[OO_MAX_SLOTS];
+
+	for (live = 1; live <= 16; live++)
+		for (lids = 1; lids <= 8 && lids <= live; lids *= 2)
+			for (hosts = 1; hosts <= 3 * live; hosts++)
+				for (first = 0; first < live; first++)
+					ck_assert_uint_le(
+						live_split_gap(first, hosts,
+							       lids, live,
+							       take), 1);
+	/* the case of the note: 6 hosts, LMC 1, 4 live links: 3 each */
+	ck_assert_uint_eq(live_split_gap(66, 6, 2, 4, take), 0);
+	for (s = 0; s < 4; s++)
+		ck_assert_uint_eq(take[s], 3);
 }
 END_TEST
 
@@ -4096,6 +4147,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(crd, free_digit_moves_past_taken_ones);
 	tcase_add_test(crd, lanes_align_only_where_runs_repeat_the_parents);
 	tcase_add_test(crd, live_slot_renumbers_the_coordinated_rule);
+	tcase_add_test(crd, live_slots_split_a_leafs_lids_evenly);
 	tcase_add_test(crd, offsets_take_block_of_whole_live_parents);
 	tcase_add_test(crd, child_lane_picks_the_group_then_the_link);
 	tcase_add_test(crd, mirror_link_follows_the_destinations_up_path);
