@@ -552,11 +552,12 @@ def test_short_leaf_lids_split_evenly_over_live_spines(tmp_path):
     of the cables missing), LMC 1.  Toward a leaf cabled to some spines
     only, every leaf sends the 12 LIDs of its hosts up the spines cabled
     to both as evenly as their count allows (leaf-007, cabled to 4: 3
-    each, or 4 each from the leaf that shares 3 of them).  Before, each host's two LIDs took an aligned pair of those
-    spines and the fifth and sixth host the first two's pairs: 2, 2, 4
-    and 4 from every leaf.  Port offsetting's own tables (stock_guard=off)
-    show the rule; with the guard on, striped traffic in topology order
-    gains by it (0.577 before)."""
+    each, or 4 each from the leaf that shares 3 of them).  Before, each
+    host's two LIDs took an aligned pair of those spines and the fifth
+    and sixth host the first two's pairs: 2, 2, 4 and 4 from every leaf.
+    Port offsetting's own tables (stock_guard=off) show the rule; with
+    the guard on, striped traffic in topology order gains by it (0.577
+    before)."""
     if plugin_dir() is None:
         pytest.skip(PLUGIN_SKIP_REASON)
     net = str(tmp_path / "d12x6-s4.net")
