@@ -207,16 +207,15 @@ int oo_beside_base(const uint32_t *cand, unsigned n, uint32_t base,
  * slots in slot order.  The base LID takes (rank / divisor) mod live, so
  * the destinations behind one target take its live links in turn, in
  * rank order, and a detour needs no slot of its own.  LID offset
- * lid_offset lies lid_offset * live / lids slots further on around the
- * live slots when lids divides live (oo_apart_offset_slot()), else
- * ceil(lid_offset * live / lids) (oo_stride_slot()), so a destination's
- * LIDs lie evenly apart and take distinct live slots while lids <= live,
- * and the LIDs of a leaf's hosts (consecutive ranks) split over the live
- * slots as evenly as their count allows.  (Aligned blocks of lids slots,
- * as oo_offset_slot() keeps them over all slots, put the LIDs of the
- * hosts past a multiple of live on the blocks of the first ones: 6 hosts
- * at LMC 1 over 4 live slots took 4, 4, 2 and 2.)  Returns 0 when live
- * is 0.
+ * lid_offset lies ceil(lid_offset * live / lids) slots further on around
+ * the live slots (exactly lid_offset * live / lids where lids divides
+ * live), so a destination's LIDs lie evenly apart and take distinct live
+ * slots while lids <= live, and the LIDs of a leaf's hosts (consecutive
+ * ranks) split over the live slots as evenly as their count allows.
+ * (Aligned blocks of lids slots, as oo_offset_slot() keeps them over all
+ * slots, put the LIDs of the hosts past a multiple of live on the blocks
+ * of the first ones: 6 hosts at LMC 1 over 4 live slots took 4, 4, 2 and
+ * 2.)  Returns 0 when live is 0.
  */
 unsigned oo_live_slot(uint32_t rank, uint64_t divisor, unsigned lid_offset,
 		      unsigned lids, unsigned live);

@@ -74,6 +74,14 @@ unsigned oo_offset_slot(unsigned base, unsigned lid_offset, unsigned lids,
 	return (base + lid_offset) % slots;
 }
 
+/* base moved ceil(lid_offset * slots / lids) slots on, around them all */
+static unsigned slot_ahead(unsigned base, unsigned lid_offset, unsigned lids,
+			   unsigned slots)
+{
+	return (unsigned)((base + ((uint64_t)lid_offset * slots + lids - 1) /
+			   lids) % slots);
+}
+
 unsigned oo_stride_slot(unsigned base, unsigned lid_offset, unsigned lids,
 			unsigned slots)
 {
@@ -81,8 +89,7 @@ unsigned oo_stride_slot(unsigned base, unsigned lid_offset, unsigned lids,
 		return 0;
 	if (slots % lids == 0)
 		return oo_offset_slot(base, lid_offset, lids, slots);
-	return (unsigned)((base + ((uint64_t)lid_offset * slots + lids - 1) /
-			   lids) % slots);
+	return slot_ahead(base, lid_offset, lids, slots);
 }
 
 unsigned oo_ring_offset_slot(unsigned base, unsigned lid_offset,
@@ -115,9 +122,7 @@ unsigned oo_live_slot(uint32_t rank, uint64_t divisor, unsigned lid_offset,
 
 	if (!live || !lid_offset || !lids)
 		return base;
-	if (live % lids == 0)
-		return oo_apart_offset_slot(base, lid_offset, lids, live);
-	return oo_stride_slot(base, lid_offset, lids, live);
+	return slot_ahead(base, lid_offset, lids, live);
 }
 
 int oo_window_detour_slot(const uint8_t *live, const uint8_t *avoid,
