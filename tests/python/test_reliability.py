@@ -15,7 +15,8 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, REPO, TOPO_DIR, requires_plugin, run_osm_sim
+from conftest import (PYTHON, REPO, TOPO_DIR, requires_plugin,
+                      run_osm_sim, run_script)
 
 pytestmark = requires_plugin
 
@@ -277,11 +278,8 @@ def soak_loops(tmp_path, net, name, extra):
     (OpenSM falls back to minhop): the events after which the tables had
     a credit loop, and the plugin's log."""
     out = os.path.join(str(tmp_path), name)
-    p = subprocess.run([PYTHON, FAULT_SOAK, "--net", net, "--events", "21",
-                        "--seed", "1", "--out", out] + extra,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True,
-                       timeout=600)
+    p = run_script(FAULT_SOAK, ["--net", net, "--events", "21", "--seed",
+                                "1", "--out", out] + extra, timeout=600)
     assert p.returncode in (0, 1), p.stderr
     with open(os.path.join(out, "soak.json")) as f:
         s = json.load(f)
@@ -300,14 +298,10 @@ def test_fault_soak_under_minhop_loops_no_more_than_stock(tmp_path):
     one there.  The guard now weighs that stock stage too: no sweep where
     ours close a loop and stock's do not."""
     net = os.path.join(str(tmp_path), "df22.net")
-    p = subprocess.run([PYTHON, os.path.join(REPO, "sim-topologies",
-                                             "gen-fabric"),
-                        "dragonfly", "--groups", "7", "--leaves", "3",
-                        "--spines", "3", "--hosts-per-leaf", "3",
-                        "--remove-links", "0.1", "--seed", "2",
-                        "--random-guids", "-o", net],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=60)
+    p = run_script(GEN_FABRIC, [
+        "dragonfly", "--groups", "7", "--leaves", "3", "--spines", "3",
+        "--hosts-per-leaf", "3", "--remove-links", "0.1", "--seed", "2",
+        "--random-guids", "-o", net], timeout=60)
     assert p.returncode == 0, p.stderr
     with open(net) as f:
         lines = [l for l in f if "updn-root" not in l]
