@@ -844,6 +844,19 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	      uint64_t loose_budget, struct oo_polish_result *res);
 
 /*
+ * oo_polish() with the entries toward the base LIDs kept as they are: only
+ * those toward further LID offsets move (and swap), so every cell of base
+ * LIDs scores as before.  For tables whose base LIDs are another engine's
+ * and must stay so (the stock guard's tables with further offsets beside
+ * stock's base LIDs).  At LMC 0 nothing moves.
+ */
+int oo_polish_offsets(const struct oo_eval_net *net, uint8_t *const *lft,
+		      unsigned num_hosts, const struct oo_polish_cell *cells,
+		      unsigned num_cells, uint64_t max_entries,
+		      uint64_t budget, uint64_t loose_budget,
+		      struct oo_polish_result *res);
+
+/*
  * Whether a node description is a SHARP aggregation node's (a CA on a
  * switch ASIC that is no compute host): "Mellanox Technologies
  * Aggregation Node", any case, with or without a host-name prefix.

@@ -120,6 +120,8 @@ struct polish {
 	int relax;		/* the last stage: moves may spend other
 				   groups' leads over their floors */
 	int loose_ties;		/* a round's ties count for nothing */
+	unsigned first_offset;	/* the entries toward lower LID offsets
+				   stay (oo_polish_offsets(): 1) */
 	uint32_t *from_idx;	/* per switch with ranks: its rows of from */
 	uint32_t *from;		/* per such switch, two rows of links: the
 				   ranks' base LIDs it routes over each
@@ -1082,7 +1084,7 @@ static unsigned sweep(struct polish *p, try_entry_fn try_entry)
 		for (h = 0; h < p->num_hosts; h++) {
 			if (net->host_sw[h] == s)
 				continue;
-			for (o = 0; o < lids; o++) {
+			for (o = p->first_offset; o < lids; o++) {
 				if (p->work >= p->budget)
 					return moved;
 				moved += (unsigned)try_entry(p, s, h, o);
@@ -1623,10 +1625,12 @@ static void rescue(struct polish *p, uint64_t budget,
 	res->swapped = swapped;
 }
 
-int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
-	      unsigned num_hosts, const struct oo_polish_cell *cells,
-	      unsigned num_cells, uint64_t max_entries, uint64_t budget,
-	      uint64_t loose_budget, struct oo_polish_result *res)
+/* oo_polish() with the entries toward LID offsets below first_offset kept. */
+static int polish_from(const struct oo_eval_net *net, uint8_t *const *lft,
+		       unsigned num_hosts, const struct oo_polish_cell *cells,
+		       unsigned num_cells, uint64_t max_entries,
+		       uint64_t budget, uint64_t loose_budget,
+		       unsigned first_offset, struct oo_polish_result *res)
 {
 	struct polish p;
 	unsigned s;
@@ -1638,6 +1642,7 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	p.lft = lft;
 	p.num_hosts = num_hosts;
 	p.budget = budget;
+	p.first_offset = first_offset;
 	ret = index_links(&p);
 	if (!ret)
 		ret = pick_cells(&p, cells, num_cells, max_entries, res);
@@ -1677,4 +1682,23 @@ int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
 	res->work = p.work;
 	free_polish(&p);
 	return 0;
+}
+
+int oo_polish(const struct oo_eval_net *net, uint8_t *const *lft,
+	      unsigned num_hosts, const struct oo_polish_cell *cells,
+	      unsigned num_cells, uint64_t max_entries, uint64_t budget,
+	      uint64_t loose_budget, struct oo_polish_result *res)
+{
+	return polish_from(net, lft, num_hosts, cells, num_cells, max_entries,
+			   budget, loose_budget, 0, res);
+}
+
+int oo_polish_offsets(const struct oo_eval_net *net, uint8_t *const *lft,
+		      unsigned num_hosts, const struct oo_polish_cell *cells,
+		      unsigned num_cells, uint64_t max_entries,
+		      uint64_t budget, uint64_t loose_budget,
+		      struct oo_polish_result *res)
+{
+	return polish_from(net, lft, num_hosts, cells, num_cells, max_entries,
+			   budget, loose_budget, 1, res);
 }

@@ -1504,7 +1504,7 @@ END_TEST
 #define EV_MAX_HOSTS (2 * EV_MAX_LEAVES)
 struct ev_net {
 	uint32_t next[EV_MAX_SW * EV_STRIDE];
-	uint8_t lft[EV_MAX_SW][8];
+	uint8_t lft[EV_MAX_SW][16];
 	const uint8_t *rows[EV_MAX_SW];
 	unsigned len[EV_MAX_SW];
 	uint32_t host_sw[EV_MAX_HOSTS];
@@ -2389,6 +2389,85 @@ START_TEST(polish_weighs_random_samples_only_for_trials_that_gain)
 	res = ev_polish_cells(&t, lead, 1, 100000);
 	ck_assert_uint_gt(res.moved, 0);
 	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
+}
+END_TEST
+
+/*
+ * ev_net at LMC 1 with every host's two LIDs (host h: 8 + 2h and 9 + 2h),
+ * both leaves sending every remote LID over spine 2: in round 2 of the
+ * leaf order each leaf's link up to it carries two flows, base and
+ * further LIDs alike.
+ */
+static void ev_setup_lmc1_aligned(struct ev_net *e)
+{
+	unsigned s, h, o;
+
+	ev_setup(e, 0);
+	e->net.lids_per_port = 2;
+	for (s = 0; s < EV_SW; s++)
+		memset(e->lft[s], 0xff, sizeof(e->lft[s]));
+	for (h = 0; h < 4; h++) {
+		e->host_lid[h] = (uint16_t)(8 + 2 * h);
+		for (o = 0; o < 2; o++) {
+			unsigned lid = 8 + 2 * h + o;
+
+			e->lft[h / 2][lid] = (uint8_t)(1 + h % 2);
+			e->lft[1 - h / 2][lid] = 3;
+			e->lft[2][lid] = (uint8_t)(1 + h / 2);
+			e->lft[3][lid] = (uint8_t)(1 + h / 2);
+		}
+	}
+}
+
+START_TEST(polish_offsets_moves_the_further_offsets_alone)
+{
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct oo_polish_cell cell[2] = {
+		{ leaf_order, 4, 0, 0, 1, 0.0 },
+		{ leaf_order, 4, OO_EVAL_SPREAD, 1, 1, 0.0 },
+	};
+	struct ev_net e, before;
+	struct oo_polish_result res;
+	uint8_t *rows[EV_MAX_SW];
+	unsigned s, h, lid, base_moved = 0;
+
+	ev_setup_lmc1_aligned(&e);
+	before = e;
+	for (s = 0; s < EV_SW; s++)
+		rows[s] = e.lft[s];
+	ck_assert_int_eq(oo_polish_offsets(&e.net, rows, 4, cell, 2, 1000,
+					   1000000, 0, &res), 0);
+	/* each leaf sends both remote hosts' further LIDs over spine 3:
+	   round 2 of the striped traffic is then contention-free; the base
+	   LIDs, which would gain as much, stay over spine 2 */
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.moved, 4);
+	for (s = 0; s < EV_SW; s++)
+		for (lid = 0; lid < sizeof(e.lft[s]); lid++) {
+			h = (lid - 8) / 2;
+			if (s < 2 && lid >= 8 && lid % 2 && h / 2 != s)
+				ck_assert_uint_eq(e.lft[s][lid], 4);
+			else
+				ck_assert_uint_eq(e.lft[s][lid],
+						  before.lft[s][lid]);
+		}
+	ck_assert_double_eq_tol(net_score(&e.net, leaf_order, 4,
+					  OO_EVAL_SPREAD, 1000).eff, 1.0,
+				1e-12);
+	ck_assert_double_eq_tol(net_score(&e.net, leaf_order, 4, 0,
+					  1000).eff, (1.0 + 0.5 + 1.0) / 3,
+				1e-12);
+	/* oo_polish() moves the base LIDs too */
+	ev_setup_lmc1_aligned(&e);
+	ck_assert_int_eq(oo_polish(&e.net, rows, 4, cell, 2, 1000, 1000000,
+				   0, &res), 0);
+	for (s = 0; s < 2; s++)
+		for (h = 0; h < 4; h++)
+			if (h / 2 != s)
+				base_moved += e.lft[s][8 + 2 * h] != 3;
+	ck_assert_uint_ne(base_moved, 0);
+	ck_assert_double_eq_tol(net_score(&e.net, leaf_order, 4, 0,
+					  1000).eff, 1.0, 1e-12);
 }
 END_TEST
 
@@ -4209,6 +4288,7 @@ static Suite *osmoffset_suite(void)
 		       polish_spends_a_lead_to_raise_a_group_below_its_floor);
 	tcase_add_test(ev,
 		       polish_weighs_random_samples_only_for_trials_that_gain);
+	tcase_add_test(ev, polish_offsets_moves_the_further_offsets_alone);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
 

@@ -594,6 +594,65 @@ def test_polish_raises_a_cell_below_stock_with_the_lead_of_others(tmp_path):
     assert an._eff(an.shift(True)) == pytest.approx(polished, abs=5e-5)
 
 
+
+def logged_cells(lines, who):
+    """{cell name: efficiency} the guard logged for the tables it names
+    who (its verbose lines "stock guard: WHO, CELL: 0.1234 (...")."""
+    out = {}
+    for ln in lines:
+        m = re.search(r"stock guard: %s, ([a-z0-9 +]+): ([\d.]+) \("
+                      % re.escape(who), ln)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def test_offsets_beside_stock_base_lids_are_polished_alone(tmp_path):
+    """docs/degraded.md's 8x4 seed 3 (5 % of the cables cut, two leaves
+    cabled to 3 of the 4 spines), LMC 1: the stock tables, polished, stay
+    for the base LIDs, and their further LID offsets beside the base
+    LIDs' win.  Those tables lose no cell to stock, and the polish now
+    moves their entries toward the further offsets alone: every cell of
+    base LIDs scores as before it, the striped ones as well or better
+    (leaf order 0.6774 -> 0.6935; before, they went on unpolished, 0.677
+    in docs/degraded.md), and the tables are valid and free of credit
+    loops."""
+    need_plugin()
+    net = str(tmp_path / "d8x4-s3.net")
+    p = run_script(GEN_FABRIC, [
+        "2level", "--leaves", "8", "--spines", "4", "--hosts-per-leaf", "4",
+        "--random-guids", "--remove-links", "0.05", "--seed", "3", "-o",
+        net])
+    assert p.returncode == 0, p.stderr
+    out = str(tmp_path / "on")
+    on = SimRun(net, "updn", 1, "on", out, run_osm_sim(
+        ["--net", net, "--out", out, "--lmc", "1", "--quiet",
+         "--no-ibroute", "--port-offsetting", "on", "--plugin-dir",
+         plugin_dir(), "--", "-D", "0x47"])).require_ok()
+    lines = guard_lines(on)
+    assert any("the polish of the further LID offsets of the LFTs with them "
+               "beside the base LIDs moved" in ln for ln in lines), lines
+    assert any("the further LID offsets of the hosts leave the switches "
+               "with hosts by the neighbours beside their base LIDs': they "
+               "score at least as well as the stock ones in all 17 cells"
+               in ln for ln in lines), lines
+    who = "offsetting's further LID offsets beside the base LIDs"
+    before = logged_cells(lines, who)
+    after = logged_cells(lines, who + ", those polished")
+    assert len(before) == 17 and sorted(after) == sorted(before)
+    for cell, eff in before.items():
+        if cell.endswith(" base"):
+            assert after[cell] == eff, cell
+        else:
+            assert after[cell] >= eff, cell
+    assert before["leaf order spread"] == pytest.approx(0.6774)
+    assert after["leaf order spread"] == pytest.approx(0.6935)
+    an = Analysis(on.topo, on.lfts, bisections=0)
+    r = an.run(want_curves=False)
+    assert r["valid"] and not r["credit_loop"], r["problems"][:3]
+    assert r["shift"]["spread"]["efficiency"] == pytest.approx(0.6935,
+                                                               abs=5e-5)
+
 def leaf_shuffled_figures(run, seeds=(1, 2, 3)):
     """lft-analyze's base-LID shift efficiency of one run's LFTs in the
     leaf order (first) and in the leaf-shuffled orders of seeds."""
