@@ -26,6 +26,7 @@ from osmoffset import checks, fabric  # noqa: E402
 PYTHON = os.environ.get("PYTHON3") or "/usr/bin/python3"
 OSM_SIM = os.path.join(REPO, "scripts", "osm-sim")
 TOPO_DIR = os.path.join(REPO, "sim-topologies")
+GEN_FABRIC = os.path.join(TOPO_DIR, "gen-fabric")
 
 # The curated fabrics of sim-topologies/ that the end-to-end tests route.
 CURATED = [

@@ -9,10 +9,9 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import GEN_FABRIC, REPO
 from osmoffset import degrade, fabric
 
-GEN = os.path.join(REPO, "sim-topologies", "gen-fabric")
 TINY = os.path.join(REPO, "tests", "python", "fixtures", "realfab",
                     "tiny-ndr-nosharp.net")
 FT2 = os.path.join(REPO, "sim-topologies", "ft2-8x4.net")
@@ -115,7 +114,7 @@ def test_bad_requests_name_the_file():
 
 
 def gen(*args):
-    return subprocess.run(["/usr/bin/python3", GEN] + list(args),
+    return subprocess.run(["/usr/bin/python3", GEN_FABRIC] + list(args),
                           capture_output=True, text=True, timeout=60)
 
 

@@ -18,7 +18,7 @@ import os
 
 import pytest
 
-from conftest import (PLUGIN_SKIP_REASON, REPO, SimRun, e2e_fabrics,
+from conftest import (GEN_FABRIC, PLUGIN_SKIP_REASON, SimRun, e2e_fabrics,
                       fabric_id, fabric_path, plugin_dir, run_osm_sim,
                       run_script)
 from osmoffset import checks, fabric
@@ -26,7 +26,6 @@ from osmoffset.analyze import Analysis
 
 FABRICS = e2e_fabrics()
 LMCS = [0, 1, 2]
-GEN_FABRIC = os.path.join(REPO, "sim-topologies", "gen-fabric")
 MODES = ["stock", "off", "on"]
 # minhop is also routed on a subset: two fabrics, LMC 0 and 2
 MINHOP_FABRICS = [f for f in FABRICS

@@ -11,11 +11,10 @@ import shutil
 
 import pytest
 
-from conftest import REPO, run_osm_sim, run_script
+from conftest import GEN_FABRIC, REPO, run_osm_sim, run_script
 from osmoffset import leaves, rankorder
 from osmoffset.fabric import load_topology
 
-GEN_FABRIC = os.path.join(REPO, "sim-topologies", "gen-fabric")
 RANK_ORDER = os.path.join(REPO, "scripts", "rank-order")
 LFT_ANALYZE = os.path.join(REPO, "scripts", "lft-analyze")
 HAVE_SIM = bool(shutil.which("ibsim") and shutil.which("opensm"))

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from conftest import (PLUGIN_SKIP_REASON, REPO, plugin_dir, run_osm_sim,
-                      run_script)
+from conftest import (GEN_FABRIC, PLUGIN_SKIP_REASON, REPO, plugin_dir,
+                      run_osm_sim, run_script)
 from osmoffset import fabric
 from osmoffset.model import is_aggregation_node
 
@@ -261,7 +261,6 @@ def test_further_offsets_take_the_block_of_their_base_lid(tmp_path):
         assert spine_of[base] != spine_of[offset], partner
 
 
-GEN_FABRIC = os.path.join(REPO, "sim-topologies", "gen-fabric")
 
 
 def test_a_copy_without_five_percent_of_cables_reaches_every_lid(tmp_path):

@@ -15,14 +15,13 @@ import subprocess
 
 import pytest
 
-from conftest import (PYTHON, REPO, TOPO_DIR, requires_plugin,
+from conftest import (GEN_FABRIC, PYTHON, REPO, TOPO_DIR, requires_plugin,
                       run_osm_sim, run_script)
 
 pytestmark = requires_plugin
 
 NET = os.path.join(TOPO_DIR, "kary-4-3.net")
 LFT_ANALYZE = os.path.join(REPO, "scripts", "lft-analyze")
-GEN_FABRIC = os.path.join(TOPO_DIR, "gen-fabric")
 FAULT_SOAK = os.path.join(REPO, "scripts", "osm-fault-soak")
 LONG_TOKEN = "port_offsetting=" + "x" * 184          # 200 characters
 

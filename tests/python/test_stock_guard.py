@@ -12,13 +12,12 @@ check that claim with lft-analyze's independent analyzer, in the same
 orders, and that the stock tables, when kept, are stock to the byte.
 """
 
-import os
 import re
 
 import numpy as np
 import pytest
 
-from conftest import (PLUGIN_SKIP_REASON, REPO, SimRun, e2e_fabrics,
+from conftest import (GEN_FABRIC, PLUGIN_SKIP_REASON, SimRun, e2e_fabrics,
                       fabric_id, fabric_path, plugin_dir, run_osm_sim,
                       run_script)
 from osmoffset import fabric
@@ -26,7 +25,6 @@ from osmoffset.analyze import K_SWITCH, Analysis
 
 FABRICS = e2e_fabrics()
 LMCS = [0, 1, 2]
-GEN_FABRIC = os.path.join(REPO, "sim-topologies", "gen-fabric")
 M64 = (1 << 64) - 1
 # the guard's log when the polished tables replace ours
 POLISHED = "port offsetting's LFTs with entries of leaves moved where that " \
