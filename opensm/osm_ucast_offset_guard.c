@@ -2533,9 +2533,13 @@ static int offsets_of_ours_win(struct oo_guard *g,
  * LIDs' to stock too), the polish may spend the lead of the striped cells
  * to raise it (polish_leads()), every entry free to move.  With
  * offsets_only (where they lose none) only the entries toward further LID
- * offsets move, and the base LIDs keep the stock entries they took.
- * score then takes the polished tables' scores.  With no memory for a
- * copy of the tables as they were, nothing is polished.
+ * offsets move, and the base LIDs keep the stock entries they took; the
+ * moves are taken back where the tables would then lose a cell (the
+ * polish holds random orders of its own, not the guard's: shape 449 of
+ * docs/shapes.md at LMC 2 lost the guard's random orders and, with them,
+ * tables that win unpolished).  score then takes the scores of the
+ * tables in place.  With no memory for a copy of the tables as they
+ * were, nothing is polished.
  */
 static void polish_offsets(struct oo_guard *g,
 			   const struct oo_guard_stages *st, const char *what,
@@ -2544,16 +2548,32 @@ static void polish_offsets(struct oo_guard *g,
 {
 	uint8_t *was = malloc(total_lft(g) + 1);
 	double lead[OO_GUARD_MAX_CELLS];
+	struct oo_eval_score before[OO_GUARD_MAX_CELLS];
+	int c;
 
 	if (!was)
 		return;
 	polish_leads(g, score, stock, lead);
 	copy_lfts(g, was, 1);
+	memcpy(before, score, sizeof(*score) * g->num_cells);
 	if (polish_in_place(g, st, what, was, lead, score, stock,
 			    lost_ca_lids(g, st), OO_GUARD_POLISH_WORK,
 			    offsets_only)) {
 		score_tables(g, st, score);
 		log_scores(g, who, score);
+		c = offsets_only ? first_loss(g, score, stock) : -1;
+		if (c >= 0) {
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: the polish of %s is taken back: after "
+				"it they would score lower than the stock ones "
+				"in %s (%.4f, %" PRIu64 " flows lost, against "
+				"%.4f, %" PRIu64 ")\n", what, g->cell[c].name,
+				score[c].eff, score[c].lost, stock[c].eff,
+				stock[c].lost);
+			copy_lfts(g, was, 0);
+			count_profiles(g);
+			memcpy(score, before, sizeof(*score) * g->num_cells);
+		}
 	}
 	free(was);
 }
