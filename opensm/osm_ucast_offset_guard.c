@@ -888,6 +888,23 @@ static int first_loss(const struct oo_guard *g,
 }
 
 /*
+ * The first cell in which tables scored in after lose more flows than,
+ * or score lower than, the same tables scored in before; -1 if none.
+ */
+static int first_drop(const struct oo_guard *g,
+		      const struct oo_eval_score *after,
+		      const struct oo_eval_score *before)
+{
+	unsigned c;
+
+	for (c = 0; c < g->num_cells; c++)
+		if (after[c].lost > before[c].lost ||
+		    after[c].eff < before[c].eff - OO_EVAL_EPSILON)
+			return (int)c;
+	return -1;
+}
+
+/*
  * Which LIDs of a losing block's flows go stock: a base cell, the base
  * LIDs; a striped one, first the further LID offsets only (the base LIDs,
  * all an MPI that ignores LMC uses, keep ours), then, should it still
@@ -2534,12 +2551,14 @@ static int offsets_of_ours_win(struct oo_guard *g,
  * to raise it (polish_leads()), every entry free to move.  With
  * offsets_only (where they lose none) only the entries toward further LID
  * offsets move, and the base LIDs keep the stock entries they took; the
- * moves are taken back where the tables would then lose a cell (the
- * polish holds random orders of its own, not the guard's: shape 449 of
- * docs/shapes.md at LMC 2 lost the guard's random orders and, with them,
- * tables that win unpolished).  score then takes the scores of the
- * tables in place.  With no memory for a copy of the tables as they
- * were, nothing is polished.
+ * moves are taken back where any cell of the guard's would then score
+ * lower than before them (first_drop()): the polish holds random orders
+ * of its own, not the guard's, and shape 449 of docs/shapes.md at LMC 2
+ * lost the guard's random orders to stock and, with them, tables that
+ * win unpolished; on the dragonfly df18 of docs/dragonfly.md at LMC 1
+ * the random orders dropped within the guard's slack.  score then takes
+ * the scores of the tables in place.  With no memory for a copy of the
+ * tables as they were, nothing is polished.
  */
 static void polish_offsets(struct oo_guard *g,
 			   const struct oo_guard_stages *st, const char *what,
@@ -2561,15 +2580,15 @@ static void polish_offsets(struct oo_guard *g,
 			    offsets_only)) {
 		score_tables(g, st, score);
 		log_scores(g, who, score);
-		c = offsets_only ? first_loss(g, score, stock) : -1;
+		c = offsets_only ? first_drop(g, score, before) : -1;
 		if (c >= 0) {
 			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
 				"guard: the polish of %s is taken back: after "
-				"it they would score lower than the stock ones "
-				"in %s (%.4f, %" PRIu64 " flows lost, against "
+				"it they would score lower than before it in "
+				"%s (%.4f, %" PRIu64 " flows lost, against "
 				"%.4f, %" PRIu64 ")\n", what, g->cell[c].name,
-				score[c].eff, score[c].lost, stock[c].eff,
-				stock[c].lost);
+				score[c].eff, score[c].lost, before[c].eff,
+				before[c].lost);
 			copy_lfts(g, was, 0);
 			count_profiles(g);
 			memcpy(score, before, sizeof(*score) * g->num_cells);

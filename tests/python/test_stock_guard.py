@@ -657,10 +657,11 @@ def test_polish_of_offsets_that_loses_a_cell_is_taken_back(tmp_path):
     spines), LMC 2, updn's own roots: port offsetting's tables with the
     stock first hops of the base LIDs and their further LID offsets
     beside those win every cell as they are.  Polished toward the further
-    offsets, they would lose the guard's random orders to stock (the
-    polish holds orders of its own), so the polish is taken back and the
-    unpolished tables go on: leaf order base LIDs 0.566, where the stock
-    tables, which stayed when the polished ones lost, score 0.528."""
+    offsets, they would score lower in the guard's random orders (the
+    polish holds orders of its own; there they even lose to stock), so
+    the polish is taken back and the unpolished tables go on: leaf order
+    base LIDs 0.566, where the stock tables, which stayed when the
+    polished ones lost, score 0.528."""
     need_plugin()
     net = gen_cluster(tmp_path, "shape449", [
         "--radix", "36", "--edges", "24", "--hosts-per-edge", "6",
@@ -674,7 +675,7 @@ def test_polish_of_offsets_that_loses_a_cell_is_taken_back(tmp_path):
     lines = guard_lines(on)
     assert any("the polish of the further LID offsets of the LFTs with them "
                "beside the base LIDs is taken back: after it they would "
-               "score lower than the stock ones in random orders spread"
+               "score lower than before it in random orders spread"
                in ln for ln in lines), lines
     assert any("the further LID offsets of the hosts leave the switches "
                "with hosts by the neighbours beside their base LIDs': they "
