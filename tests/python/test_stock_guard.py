@@ -153,16 +153,29 @@ def reach_filled(run):
     return 0
 
 
-def run_options(tmp_path, net, lmc, name, options, engine="updn"):
-    """osm-sim with the plugin and options on net: a SimRun."""
+def run_options(tmp_path, net, lmc, name, options, engine="updn",
+                sim_args=(), osm_args=()):
+    """osm-sim with the plugin and options on net (more osm-sim arguments
+    in sim_args, opensm's in osm_args): a SimRun."""
     out = str(tmp_path / name)
     args = ["--net", net, "--out", out, "--lmc", str(lmc), "--quiet",
             "--engine", engine, "--port-offsetting", "on",
-            "--plugin-dir", plugin_dir()]
+            "--plugin-dir", plugin_dir()] + list(sim_args)
     for opt in options:
         args += ["--plugin-option", opt]
+    if osm_args:
+        args += ["--"] + list(osm_args)
     return SimRun(net, engine, lmc, name, out,
                   run_osm_sim(args)).require_ok()
+
+
+def beside_base_won(lines, cells):
+    """Whether the guard's log says the tables with the further LID offsets
+    beside the base LIDs won all its cells."""
+    return any("the further LID offsets of the hosts leave the switches "
+               "with hosts by the neighbours beside their base LIDs': they "
+               "score at least as well as the stock ones in all %d cells"
+               % cells in ln for ln in lines)
 
 
 def further_offset_lids(lfts):
@@ -190,10 +203,7 @@ def test_guard_keeps_the_stock_base_lids_of_the_leaves(sim_cache, tmp_path):
     lines = guard_lines(off)
     assert any("the stock LFTs stay, as routing engine's own stage built "
                "them" in ln for ln in lines), lines
-    assert any("the further LID offsets of the hosts leave the switches "
-               "with hosts by the neighbours beside their base LIDs': they "
-               "score at least as well as the stock ones in all 19 cells"
-               in ln for ln in lines), lines
+    assert beside_base_won(lines, 19), lines
     ours = fabric.load_lfts(off.path("opensm-lfts.dump"))
     theirs = fabric.load_lfts(stock.path("opensm-lfts.dump"))
     assert sorted(ours.switches) == sorted(theirs.switches)
@@ -622,18 +632,12 @@ def test_offsets_beside_stock_base_lids_are_polished_alone(tmp_path):
         "--random-guids", "--remove-links", "0.05", "--seed", "3", "-o",
         net])
     assert p.returncode == 0, p.stderr
-    out = str(tmp_path / "on")
-    on = SimRun(net, "updn", 1, "on", out, run_osm_sim(
-        ["--net", net, "--out", out, "--lmc", "1", "--quiet",
-         "--no-ibroute", "--port-offsetting", "on", "--plugin-dir",
-         plugin_dir(), "--", "-D", "0x47"])).require_ok()
+    on = run_options(tmp_path, net, 1, "on", [], sim_args=["--no-ibroute"],
+                     osm_args=["-D", "0x47"])
     lines = guard_lines(on)
     assert any("the polish of the further LID offsets of the LFTs with them "
                "beside the base LIDs moved" in ln for ln in lines), lines
-    assert any("the further LID offsets of the hosts leave the switches "
-               "with hosts by the neighbours beside their base LIDs': they "
-               "score at least as well as the stock ones in all 17 cells"
-               in ln for ln in lines), lines
+    assert beside_base_won(lines, 17), lines
     who = "offsetting's further LID offsets beside the base LIDs"
     before = logged_cells(lines, who)
     after = logged_cells(lines, who + ", those polished")
@@ -667,20 +671,14 @@ def test_polish_of_offsets_that_loses_a_cell_is_taken_back(tmp_path):
         "--radix", "36", "--edges", "24", "--hosts-per-edge", "6",
         "--uplinks", "6", "--rails", "2", "--spines", "4", "--seed",
         "856"])
-    out = str(tmp_path / "on")
-    on = SimRun(net, "updn", 2, "on", out, run_osm_sim(
-        ["--net", net, "--out", out, "--lmc", "2", "--quiet", "--roots",
-         "none", "--no-ibroute", "--port-offsetting", "on", "--plugin-dir",
-         plugin_dir()])).require_ok()
+    on = run_options(tmp_path, net, 2, "on", [],
+                     sim_args=["--roots", "none", "--no-ibroute"])
     lines = guard_lines(on)
     assert any("the polish of the further LID offsets of the LFTs with them "
                "beside the base LIDs is taken back: after it they would "
                "score lower than before it in random orders spread"
                in ln for ln in lines), lines
-    assert any("the further LID offsets of the hosts leave the switches "
-               "with hosts by the neighbours beside their base LIDs': they "
-               "score at least as well as the stock ones in all 19 cells"
-               in ln for ln in lines), lines
+    assert beside_base_won(lines, 19), lines
     an = Analysis(on.topo, on.lfts, bisections=0)
     r = an.run(want_curves=False)
     assert r["valid"] and not r["credit_loop"], r["problems"][:3]
