@@ -2648,17 +2648,20 @@ static int try_beside_base(struct oo_guard *g,
 	score_tables(g, st, mine);
 	log_scores(g, "offsetting's further LID offsets beside the base LIDs",
 		   mine);
-	if ((st->variants & OO_GUARD_POLISH) &&
-	    first_loss(g, mine, stock) >= 0)
-		polish_offsets(g, st, "the LFTs with further LID offsets "
-			       "beside the base LIDs", "offsetting's further "
-			       "LID offsets beside the base LIDs, polished",
-			       mine, stock, 0);
-	else if (st->variants & OO_GUARD_POLISH)	/* they lose no cell */
-		polish_offsets(g, st, "the further LID offsets of the LFTs "
-			       "with them beside the base LIDs", "offsetting's "
-			       "further LID offsets beside the base LIDs, "
-			       "those polished", mine, stock, 1);
+	if (st->variants & OO_GUARD_POLISH) {
+		if (first_loss(g, mine, stock) >= 0)
+			polish_offsets(g, st, "the LFTs with further LID "
+				       "offsets beside the base LIDs",
+				       "offsetting's further LID offsets "
+				       "beside the base LIDs, polished", mine,
+				       stock, 0);
+		else	/* they lose no cell: their further offsets alone */
+			polish_offsets(g, st, "the further LID offsets of the "
+				       "LFTs with them beside the base LIDs",
+				       "offsetting's further LID offsets "
+				       "beside the base LIDs, those polished",
+				       mine, stock, 1);
+	}
 	them = won ? score : kept;
 	if (!beats_every_sum(g, mine, them, &sum_mine, &sum_them))
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s "

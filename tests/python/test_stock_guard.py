@@ -129,11 +129,14 @@ def test_guarded_offsetting_is_never_below_stock(sim_cache, fab, lmc):
     assert not below, "\n".join(below)
 
 
-def degraded_tree(tmp_path, seed):
+def degraded_tree(tmp_path, seed, remove="0.15", extra=()):
+    """gen-fabric's 8x4 tree of seed with the fraction remove of its
+    cables cut (more gen-fabric arguments in extra): its net file."""
     net = str(tmp_path / ("d%d.net" % seed))
     p = run_script(GEN_FABRIC, ["2level", "--leaves", "8", "--spines", "4",
                                 "--hosts-per-leaf", "4", "--seed", str(seed),
-                                "--remove-links", "0.15", "-o", net])
+                                "--remove-links", remove, "-o", net] +
+                   list(extra))
     assert p.returncode == 0, p.stderr
     return net
 
@@ -626,12 +629,7 @@ def test_offsets_beside_stock_base_lids_are_polished_alone(tmp_path):
     in docs/degraded.md), and the tables are valid and free of credit
     loops."""
     need_plugin()
-    net = str(tmp_path / "d8x4-s3.net")
-    p = run_script(GEN_FABRIC, [
-        "2level", "--leaves", "8", "--spines", "4", "--hosts-per-leaf", "4",
-        "--random-guids", "--remove-links", "0.05", "--seed", "3", "-o",
-        net])
-    assert p.returncode == 0, p.stderr
+    net = degraded_tree(tmp_path, 3, "0.05", ["--random-guids"])
     on = run_options(tmp_path, net, 1, "on", [], sim_args=["--no-ibroute"],
                      osm_args=["-D", "0x47"])
     lines = guard_lines(on)
