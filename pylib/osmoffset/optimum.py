@@ -34,14 +34,26 @@ host over one spine (lids_per_spine()).  The result counts the flows
   solve(fab, ranks, lmc, limit)  the integer program -> result dict
   lids_per_spine(nl, shared)     the most LIDs of a flow on one spine, apart
   evaluate(fab, ranks, nl, choice)  efficiency of one routing
+  round_loads(fab, ranks, nl, choice)  the busiest link of each round
+  round_efficiencies(...)        each round's min(1, 1 / that load)
+  routes_of_lfts(fab, topo, lfts, nl)  an LFT dump's routing, as solve's
+  write_routes(fab, nl, choice, path, title)  a routing as a text file
+
+A routing is a dict (source leaf, destination host, LID offset) -> spine,
+all indices into TwoLevel's lists: solve() finds one, routes_of_lfts()
+reads OpenSM's (or any) tables into one, so that the two can be set side
+by side (route-optimum --lfts, --routes).
 """
 
-from .fabric import InputError, load_topology
+import os
+
+from .fabric import InputError, load_lfts, load_topology
 from .rankorder import natural_key, natural_shuffle, read_hostfile
 
 __all__ = ["NoSolver", "TwoLevel", "read_ranks", "random_ranks",
            "round_flows", "solve", "evaluate", "lids_per_spine",
-           "shared_flows"]
+           "shared_flows", "round_loads", "round_efficiencies",
+           "routes_of_lfts", "write_routes", "compare_lfts", "optimum_of"]
 
 
 class NoSolver(Exception):
@@ -89,6 +101,7 @@ class TwoLevel:
         self.desc = {g: topo.nodes[g].desc for g in self.hosts}
         self.nodes = {g: topo.nodes[g] for g in self.hosts}
         self.leaf_desc = [sws[g].desc for g in self.leaves]
+        self.spine_desc = [sws[g].desc for g in self.spines]
         self.leaf_of = [li[host_leaf[g][0]] for g in self.hosts]
         self.trunks = any(w > 1 for w in self.width.values())
 
@@ -251,13 +264,15 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
                              "mean": sum(each) / len(each)}
         if out["optimal"]:
             out["bound"] = max(out.get("bound", 0.0), out["best"])
+        out["routing"] = choice
     return out
 
 
-def evaluate(fab, ranks, nl, choice):
-    """Mean over rounds of min(1, 1 / heaviest link) for a routing
-    (bundles of parallel links share their load evenly)."""
-    effs = []
+def round_loads(fab, ranks, nl, choice):
+    """Per shift round: the load of the busiest leaf-spine link, in flows
+    (a flow's nl LIDs carry 1 / nl each; bundles of parallel links share
+    their load evenly); 0.0 where no flow leaves its leaf."""
+    out = []
     for flows in round_flows(fab, ranks):
         load = {}
         for a, d in flows:
@@ -267,29 +282,147 @@ def evaluate(fab, ranks, nl, choice):
                 for key, w in ((("up", a, s), fab.width[(a, s)]),
                                (("down", s, b), fab.width[(b, s)])):
                     load[key] = load.get(key, 0.0) + 1.0 / (nl * w)
-        worst = max(load.values()) if load else 0.0
-        effs.append(min(1.0, 1.0 / worst) if worst > 0 else 1.0)
+        out.append(max(load.values()) if load else 0.0)
+    return out
+
+
+def round_efficiencies(fab, ranks, nl, choice):
+    """Per shift round: min(1, 1 / its busiest link's load)."""
+    return [min(1.0, 1.0 / worst) if worst > 0 else 1.0
+            for worst in round_loads(fab, ranks, nl, choice)]
+
+
+def evaluate(fab, ranks, nl, choice):
+    """Mean over rounds of min(1, 1 / heaviest link) for a routing."""
+    effs = round_efficiencies(fab, ranks, nl, choice)
     return sum(effs) / len(effs) if effs else 1.0
+
+
+def routes_of_lfts(fab, topo, lfts, nl):
+    """The routing of an LFT dump (osmoffset.fabric.load_lfts) in the
+    model's terms: (source leaf, destination host, LID offset) -> spine,
+    for every host of another leaf and each of its first nl LIDs.  topo is
+    the fabric fab was made of (its links name the spine behind each
+    port).  Raises InputError naming the dump where a leaf has no table, a
+    host has fewer than nl LIDs, or an entry does not go up to a spine
+    linked to the host's leaf (the model has no other route)."""
+    lids = lfts.port_lids()
+    si = {g: i for i, g in enumerate(fab.spines)}
+    choice = {}
+    for a, lg in enumerate(fab.leaves):
+        sw = lfts.switches.get(lg)
+        if sw is None:
+            raise InputError(lfts.path, 0, "no table of leaf '%s' "
+                             "(0x%016x): is it a dump of %s?"
+                             % (fab.leaf_desc[a], lg, fab.path))
+        for d, hg in enumerate(fab.hosts):
+            b = fab.leaf_of[d]
+            if b == a:
+                continue
+            hl = lids.get(hg, [])
+            if len(hl) < nl:
+                raise InputError(lfts.path, 0, "host '%s' (0x%016x) has %d "
+                                 "LIDs in the dump, LMC %d needs %d"
+                                 % (fab.desc[hg], hg, len(hl),
+                                    nl.bit_length() - 1, nl))
+            for o in range(nl):
+                port = sw.lft.get(hl[0] + o)
+                peer = topo.links.get((lg, port)) if port else None
+                s = si.get(peer[0]) if peer else None
+                if s is None or (b, s) not in fab.width:
+                    raise InputError(lfts.path, sw.lineno, "leaf '%s' "
+                                     "routes LID %d (host '%s') to port %s, "
+                                     "not up to a spine of that host's leaf"
+                                     % (fab.leaf_desc[a], hl[0] + o,
+                                        fab.desc[hg], port))
+                choice[(a, d, o)] = s
+    return choice
+
+
+def write_routes(fab, nl, choice, path, title):
+    """Write a routing as text: a '#' title line, a '#' column line, then
+    one line per (source leaf, destination host, LID offset), tab
+    separated: leaf GUID, host port GUID, offset, spine GUID, and the
+    three node descriptions.  Raises InputError if path cannot be
+    written."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("# %s\n" % title)
+            f.write("# leaf guid\thost port guid\tlid offset\tspine guid"
+                    "\tleaf\thost\tspine\n")
+            for (a, d, o), s in sorted(choice.items()):
+                if o >= nl:
+                    continue
+                hg = fab.hosts[d]
+                f.write("0x%016x\t0x%016x\t%d\t0x%016x\t%s\t%s\t%s\n"
+                        % (fab.leaves[a], hg, o, fab.spines[s],
+                           fab.leaf_desc[a], fab.desc[hg],
+                           fab.spine_desc[s]))
+    except OSError as e:
+        raise InputError(path, 0, "cannot write: %s" % e.strerror) from None
 
 
 DEFAULT_TIME_LIMIT = 300.0
 
 
 def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
-               random_orders=0, apart=False):
+               random_orders=0, apart=False, routes=None, lfts=None):
     """route-optimum's answer for a topology file (net file or
     opensm-subnet.lst): the solver's result with the fabric's figures, as
     `route-optimum --json` prints it; with random_orders, the routing it
     found measured in that many random rank orders too ("random": seeds
     1..N, each figure and their mean); with apart, each flow's LIDs on
-    different spines (solve()).  Raises InputError or NoSolver."""
-    fab = TwoLevel(load_topology(topology))
+    different spines (solve()).  With routes, a path: the routing found
+    written there (write_routes()).  With lfts, the path of an LFT dump of
+    the same fabric: its routing measured in the model and set beside the
+    one found ("lfts": its figure, the entries and rounds where they
+    differ, compare_lfts()).  Raises InputError or NoSolver."""
+    topo = load_topology(topology)
+    fab = TwoLevel(topo)
     ranks = read_ranks(fab, hostfile) if hostfile \
         else list(range(len(fab.hosts)))
+    nl = 1 << lmc
+    if routes:
+        where = os.path.dirname(os.path.abspath(routes))
+        if not os.access(where, os.W_OK):
+            raise InputError(routes, 0, "cannot write: directory %s is "
+                             "missing or not writable" % where)
+    given = None
+    if lfts:
+        given = routes_of_lfts(fab, topo, load_lfts(lfts), nl)
     res = solve(fab, ranks, lmc, time_limit, random_orders, apart)
     res.update({"topology": topology, "lmc": lmc,
                 "order": hostfile or "topology",
                 "hosts": len(ranks), "leaves": len(fab.leaves),
                 "spines": len(fab.spines),
                 "exact": not fab.trunks, "lids_apart": bool(apart)})
+    found = res.pop("routing", None)
+    if given is not None:
+        res["lfts"] = compare_lfts(fab, ranks, nl, given, found)
+        res["lfts"]["path"] = lfts
+    if routes and found is not None:
+        write_routes(fab, nl, found, routes,
+                     "route-optimum routing of %s, LMC %d, %s rank order%s: "
+                     "shift efficiency %.4f"
+                     % (topology, lmc, hostfile or "topology",
+                        ", LIDs apart" if apart else "", res["best"]))
+        res["routes"] = routes
     return res
+
+
+def compare_lfts(fab, ranks, nl, given, found):
+    """An LFT dump's routing (given) beside the solver's (found, or None):
+    its efficiency in the model, how many (leaf, host, LID offset) entries
+    differ, and in how many rounds it scores lower and higher."""
+    out = {"efficiency": evaluate(fab, ranks, nl, given),
+           "entries": len(given)}
+    if found is not None:
+        mine = round_efficiencies(fab, ranks, nl, given)
+        theirs = round_efficiencies(fab, ranks, nl, found)
+        out["differ"] = sum(1 for k, s in given.items() if found[k] != s)
+        out["rounds"] = len(mine)
+        out["rounds_lower"] = sum(1 for x, y in zip(mine, theirs)
+                                  if x < y - 1e-9)
+        out["rounds_higher"] = sum(1 for x, y in zip(mine, theirs)
+                                   if x > y + 1e-9)
+    return out

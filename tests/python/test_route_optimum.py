@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import REPO, TOPO_DIR, run_script
+from conftest import REPO, TOPO_DIR, assert_usage_error, run_script
 from osmoffset import __version__, quality
 from osmoffset import optimum as ilp
 from osmoffset.fabric import load_topology
@@ -216,3 +216,91 @@ def test_lids_apart_full_tree_and_lmc0():
     assert "each flow's LIDs on different spines" in p.stdout
     assert "no routing with each flow's LIDs apart can exceed: 0.613" \
         in p.stdout
+
+
+def read_routes(path, fab):
+    """A --routes file as solve()'s routing dict, by GUID."""
+    li = {g: i for i, g in enumerate(fab.leaves)}
+    si = {g: i for i, g in enumerate(fab.spines)}
+    di = {g: i for i, g in enumerate(fab.hosts)}
+    lines = open(path).read().splitlines()
+    assert lines[0].startswith("# route-optimum routing of ")
+    assert lines[1].startswith("# leaf guid\thost port guid\tlid offset")
+    choice = {}
+    for line in lines[2:]:
+        leaf, host, off, spine, ldesc, hdesc, sdesc = line.split("\t")
+        key = (li[int(leaf, 16)], di[int(host, 16)], int(off))
+        assert key not in choice
+        choice[key] = si[int(spine, 16)]
+        assert (ldesc, hdesc, sdesc) == (
+            fab.leaf_desc[key[0]], fab.desc[fab.hosts[key[1]]],
+            fab.spine_desc[choice[key]])
+    return choice
+
+
+def test_routes_file_is_the_routing_found(tmp_path):
+    """--routes: every (leaf, host of another leaf, LID offset) once, up
+    to a spine linked to both leaves, and the routing written scores the
+    figure reported."""
+    out = tmp_path / "routes.tsv"
+    r = optimum("--topology", net("ft2-8x4-degraded"), "--lmc", "1",
+                "--routes", str(out))
+    assert r["routes"] == str(out)
+    fab = ilp.TwoLevel(load_topology(net("ft2-8x4-degraded")))
+    choice = read_routes(out, fab)
+    assert len(choice) == 8 * (32 - 4) * 2
+    for (a, d, _o), s in choice.items():
+        assert fab.leaf_of[d] != a and s in fab.usable(a, d)
+    assert ilp.evaluate(fab, list(range(32)), 2, choice) == \
+        pytest.approx(r["best"])
+    assert r["best"] == pytest.approx(0.665, abs=5e-4)
+    assert "shift efficiency %.4f" % r["best"] in \
+        open(out).readline()
+
+
+def test_lfts_measured_beside_the_routing_found():
+    """--lfts: a dump's routing in the model, set beside the optimum's.
+    hand2x2-aligned sends both hosts of a leaf up one spine: round 2 puts
+    two flows on a link ((1 + 1/2 + 1) / 3, as lft-analyze counts it);
+    the shifted dump is d-mod-k, the optimum."""
+    fx = os.path.join(REPO, "tests", "python", "fixtures", "analyze")
+    topo = os.path.join(fx, "hand2x2.net")
+    for dump, eff, lower in (("hand2x2-aligned", 2.5 / 3, 1),
+                             ("hand2x2-shifted", 1.0, 0)):
+        path = os.path.join(fx, dump + ".lfts.dump")
+        r = optimum("--topology", topo, "--lfts", path)
+        lf = r["lfts"]
+        assert lf["path"] == path and lf["entries"] == 4
+        assert lf["efficiency"] == pytest.approx(eff)
+        assert (lf["rounds"], lf["rounds_lower"], lf["rounds_higher"]) == \
+            (3, lower, 0)
+        assert lf["differ"] == (2 if lower else 0)
+    p = run_script(OPT, ["--topology", topo, "--lfts",
+                         os.path.join(fx, "hand2x2-aligned.lfts.dump")])
+    assert p.returncode == 0
+    assert "hand2x2-aligned.lfts.dump: shift efficiency 0.833 in this " \
+        "model (83.3 % of the best routing found)" in p.stdout
+    assert "2 of its 4 (leaf, host, LID offset) entries go up to another " \
+        "spine than in the routing found; it scores lower in 1 of 3 " \
+        "rounds, higher in 0" in p.stdout
+
+
+def test_lfts_and_routes_bad_input(tmp_path):
+    """A dump with fewer LIDs than --lmc asks, a dump of another fabric,
+    an unwritable --routes: exit 2, one line naming the file."""
+    fx = os.path.join(REPO, "tests", "python", "fixtures", "analyze")
+    ft4 = os.path.join(fx, "ft4-l1.subnet.lst")
+    p = run_script(OPT, ["--topology", ft4, "--lmc", "2", "--lfts",
+                         os.path.join(fx, "ft4-l1.lfts.dump")])
+    assert_usage_error(p, "route-optimum: %s:0: host " % os.path.join(
+        fx, "ft4-l1.lfts.dump"))
+    assert "has 2 LIDs in the dump, LMC 2 needs 4" in p.stderr
+    p = run_script(OPT, ["--topology", ft4, "--lmc", "1", "--lfts",
+                         os.path.join(fx, "ft48-l1.lfts.dump")])
+    assert_usage_error(p, "route-optimum: %s:" % os.path.join(
+        fx, "ft48-l1.lfts.dump"))
+    p = run_script(OPT, ["--topology", ft4, "--routes",
+                         str(tmp_path / "no" / "routes.tsv")])
+    assert_usage_error(p, "route-optimum: %s:0: cannot write: " % (
+        tmp_path / "no" / "routes.tsv"))
+    assert not (tmp_path / "no").exists()

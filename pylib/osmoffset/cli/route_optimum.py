@@ -50,6 +50,17 @@ def parse_args(argv):
                     "leaves share) LIDs of one host over one spine "
                     "(default: any routing; the optimum may then stripe a "
                     "flow over fewer paths than it has LIDs)")
+    ap.add_argument("--routes", metavar="FILE",
+                    help="write the routing found to FILE: one line per "
+                    "(source leaf, destination host, LID offset) with the "
+                    "spine it goes up to, GUIDs then node descriptions, "
+                    "tab separated")
+    ap.add_argument("--lfts", metavar="FILE",
+                    help="an LFT dump of this fabric (opensm-lfts.dump, "
+                    "ibroute or dump_fts output; give the same run's "
+                    "opensm-subnet.lst as --topology): measure its routing "
+                    "in the same model and count where it differs from the "
+                    "routing found")
     ap.add_argument("--json", action="store_true",
                     help="print one JSON object instead of text")
     add_version(ap, "route-optimum")
@@ -75,7 +86,7 @@ def main(argv=None):
     try:
         res = optimum_of(args.topology, args.lmc, args.hostfile,
                          args.time_limit, args.random_orders,
-                         args.lids_apart)
+                         args.lids_apart, args.routes, args.lfts)
     except (InputError, NoSolver) as exc:
         print("route-optimum: %s" % exc, file=sys.stderr)
         return 2
@@ -101,8 +112,29 @@ def main(argv=None):
                  res["bound"], what,
                  "" if res["optimal"] else ", solver stopped: %s"
                  % res["message"]))
+    if "lfts" in res:
+        print_lfts(res)
+    if "routes" in res:
+        print("routing found written to %s" % res["routes"])
+    elif args.routes:
+        print("no routing found: nothing written to %s" % args.routes)
     if "random" in res:
         print("the routing found, in random rank orders (seeds 1-%d): "
               "shift efficiency %.3f on average"
               % (res["random"]["seeds"], res["random"]["mean"]))
     return 0
+
+
+def print_lfts(res):
+    lf = res["lfts"]
+    print("%s: shift efficiency %.3f in this model%s"
+          % (lf["path"], lf["efficiency"],
+             " (%.1f %% of the best routing found)"
+             % (100.0 * lf["efficiency"] / res["best"])
+             if res.get("best") else ""))
+    if "differ" in lf:
+        print("  %d of its %d (leaf, host, LID offset) entries go up to "
+              "another spine than in the routing found; it scores lower "
+              "in %d of %d rounds, higher in %d"
+              % (lf["differ"], lf["entries"], lf["rounds_lower"],
+                 lf["rounds"], lf["rounds_higher"]))
