@@ -17,7 +17,10 @@ The optimum is the best for one rank order.  The routing the solver finds
 for it may do worse than others in other orders: solve(..., random_orders=N)
 also measures it in the N random rank orders bench-quality re-measures in
 (random_ranks()), so a table can set its figure beside a routing's that
-was not fitted to the one order.
+was not fitted to the one order.  solve(..., groups=...) solves for the
+best mean over several groups of orders instead (the order, jobs on its
+quarters and halves, random orders: order_groups()), the mix a stock
+guard scores a routing on.
 
 At LMC > 0 the optimum may put several LIDs of one host on one spine
 from a leaf that shares more with that host's leaf: striped traffic
@@ -34,6 +37,7 @@ host over one spine (lids_per_spine()).  The result counts the flows
   solve(fab, ranks, lmc, limit)  the integer program -> result dict
   lids_per_spine(nl, shared)     the most LIDs of a flow on one spine, apart
   evaluate(fab, ranks, nl, choice)  efficiency of one routing
+  order_groups(fab, ranks, words)  rank orders to solve over together
   round_loads(fab, ranks, nl, choice)  the busiest link of each round
   round_efficiencies(...)        each round's min(1, 1 / that load)
   routes_of_lfts(fab, topo, lfts, nl)  an LFT dump's routing, as solve's
@@ -53,7 +57,8 @@ from .rankorder import natural_key, natural_shuffle, read_hostfile
 __all__ = ["NoSolver", "TwoLevel", "read_ranks", "random_ranks",
            "round_flows", "solve", "evaluate", "lids_per_spine",
            "shared_flows", "round_loads", "round_efficiencies",
-           "routes_of_lfts", "write_routes", "compare_lfts", "optimum_of"]
+           "routes_of_lfts", "write_routes", "compare_lfts", "optimum_of",
+           "order_groups", "mean_of", "group_figures", "ORDER_WORDS"]
 
 
 class NoSolver(Exception):
@@ -164,7 +169,26 @@ def shared_flows(fab, nl, choice):
     return n
 
 
-def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
+def cells_of(groups):
+    """[(weight, ranks)] of groups [(name, [ranks, ...])]: each group
+    weighs the same, and each rank order within it the same."""
+    return [(1.0 / len(groups) / len(orders), r)
+            for _name, orders in groups for r in orders]
+
+
+def mean_of(fab, nl, choice, groups):
+    """A routing's figure over groups: the mean over the groups of the
+    mean of their rank orders' efficiencies (the program's objective)."""
+    return sum(w * evaluate(fab, r, nl, choice)
+               for w, r in cells_of(groups))
+
+
+def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False,
+          groups=None):
+    """The integer program over one rank order (ranks), or with groups
+    ([(name, [rank orders])], see order_groups()) over the mean of
+    several: then "best" is that mean and "groups" each group's figure
+    of the routing found."""
     try:
         import numpy as np
         from scipy.optimize import Bounds, LinearConstraint, milp
@@ -173,9 +197,13 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
         raise NoSolver("route-optimum needs SciPy >= 1.9 "
                        "(apt-get install python3-scipy)") from None
     nl = 1 << lmc
+    several = groups is not None
+    if not several:
+        groups = [("order", [ranks])]
+    cells = cells_of(groups)
     var = {}
     for a in range(len(fab.leaves)):
-        for d in sorted(set(ranks)):
+        for d in sorted(set(d for _w, r in cells for d in r)):
             if fab.leaf_of[d] == a:
                 continue
             spines = fab.usable(a, d)
@@ -188,7 +216,10 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
                 for s in spines:
                     var[(a, d, o, s)] = len(var)
     nx = len(var)
-    K = len(ranks) - 1
+    # the objective in units of the first order's rounds: with one
+    # order, each round's penalties as they are
+    S = len(cells[0][1]) - 1
+    K = sum(len(r) - 1 for _w, r in cells)
     # a link carries at most all LIDs of the hosts of one leaf: J levels
     # of one LID above a flow per link price every load exactly
     most = max(fab.leaf_of.count(a) for a in range(len(fab.leaves)))
@@ -220,24 +251,13 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
                 row([(var[(a, d, oo, s)], 1) for oo in range(nl)], 0,
                     lids_per_spine(nl, len(fab.usable(a, d))))
     cost = np.zeros(nx + ny)
-    for k, flows in enumerate(round_flows(fab, ranks)):
-        base = nx + k * J
-        cost[base:base + J] = pen
-        links = {}
-        for a, d in flows:
-            b = fab.leaf_of[d]
-            for o in range(nl):
-                for s in fab.usable(a, d):
-                    v = var[(a, d, o, s)]
-                    links.setdefault(("up", a, s), []).append(v)
-                    links.setdefault(("down", s, b), []).append(v)
-        for key, vs in links.items():
-            w = fab.width[(key[1], key[2]) if key[0] == "up"
-                          else (key[2], key[1])]
-            row([(v, 1) for v in vs] + [(base + j, -w) for j in range(J)],
-                -np.inf, w * nl)
-        for j in range(J - 1):
-            row([(base + j, -1), (base + j + 1, 1)], -np.inf, 0)
+    k = 0
+    for weight, cranks in cells:
+        scale = weight * S / (len(cranks) - 1)
+        for flows in round_flows(fab, cranks):
+            add_round(fab, nl, var, flows, nx + k * J, J, row)
+            cost[nx + k * J:nx + (k + 1) * J] = [p * scale for p in pen]
+            k += 1
     n = nx + ny
     m = coo_matrix((vals, (rows, cols)), shape=(r, n)).tocsr()
     res = milp(cost, constraints=LinearConstraint(m, lo, hi),
@@ -247,13 +267,15 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
            "message": res.message, "optimal": res.status == 0}
     dual = getattr(res, "mip_dual_bound", None)
     if dual is not None and np.isfinite(dual):
-        out["bound"] = 1.0 - max(0.0, dual) / K
+        out["bound"] = 1.0 - max(0.0, dual) / S
     if res.x is not None:
         choice = {}
         for (a, d, o, s), v in var.items():
             if res.x[v] > 0.5:
                 choice[(a, d, o)] = s
-        out["best"] = evaluate(fab, ranks, nl, choice)
+        out["best"] = mean_of(fab, nl, choice, groups)
+        if several:
+            out["groups"] = group_figures(fab, nl, choice, groups)
         if nl > 1:
             out["shared"] = {"flows": shared_flows(fab, nl, choice),
                              "of": sum(1 for k in choice if not k[2])}
@@ -266,6 +288,33 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False):
             out["bound"] = max(out.get("bound", 0.0), out["best"])
         out["routing"] = choice
     return out
+
+
+def add_round(fab, nl, var, flows, base, J, row):
+    """The rows of one round: each link's LIDs less its width times the
+    round's J level variables (from base) within the link's capacity of
+    one flow, and the levels taken in order."""
+    links = {}
+    for a, d in flows:
+        b = fab.leaf_of[d]
+        for o in range(nl):
+            for s in fab.usable(a, d):
+                v = var[(a, d, o, s)]
+                links.setdefault(("up", a, s), []).append(v)
+                links.setdefault(("down", s, b), []).append(v)
+    for key, vs in links.items():
+        w = fab.width[(key[1], key[2]) if key[0] == "up"
+                      else (key[2], key[1])]
+        row([(v, 1) for v in vs] + [(base + j, -w) for j in range(J)],
+            -float("inf"), w * nl)
+    for j in range(J - 1):
+        row([(base + j, -1), (base + j + 1, 1)], -float("inf"), 0)
+
+
+def group_figures(fab, nl, choice, groups):
+    """{group name: mean efficiency of the routing over its orders}."""
+    return {name: sum(evaluate(fab, r, nl, choice) for r in orders)
+            / len(orders) for name, orders in groups}
 
 
 def round_loads(fab, ranks, nl, choice):
@@ -365,22 +414,64 @@ def write_routes(fab, nl, choice, path, title):
 DEFAULT_TIME_LIMIT = 300.0
 
 
+ORDER_WORDS = ("order", "quarters", "halves", "random:N")
+
+
+def order_groups(fab, ranks, words):
+    """Groups of rank orders [(name, [ranks, ...])] for the words of
+    route-optimum --orders: 'order' the rank order itself, 'quarters' and
+    'halves' jobs on its 4 and 2 contiguous blocks, 'random:N'
+    bench-quality's random orders of seeds 1..N (random_ranks()).
+    Raises InputError naming the fabric's file on an unknown word or a
+    job of fewer than 2 hosts."""
+    groups = []
+    n = len(ranks)
+    for word in words:
+        if word == "order":
+            groups.append((word, [list(ranks)]))
+        elif word in ("quarters", "halves"):
+            parts = 4 if word == "quarters" else 2
+            if n // parts < 2:
+                raise InputError(fab.path, 0, "--orders %s: %d hosts make "
+                                 "jobs of fewer than 2" % (word, n))
+            groups.append((word, [list(ranks[i * n // parts:
+                                             (i + 1) * n // parts])
+                                  for i in range(parts)]))
+        elif word.startswith("random:") and word[7:].isdigit() and \
+                1 <= int(word[7:]) <= 100:
+            groups.append((word, [random_ranks(fab, seed) for seed in
+                                  range(1, int(word[7:]) + 1)]))
+        else:
+            raise InputError(fab.path, 0, "--orders: unknown rank order "
+                             "'%s' (words: %s; N 1..100)"
+                             % (word, ", ".join(ORDER_WORDS)))
+    if len(set(name for name, _o in groups)) != len(groups):
+        raise InputError(fab.path, 0, "--orders: a rank order named twice")
+    return groups
+
+
 def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
-               random_orders=0, apart=False, routes=None, lfts=None):
+               random_orders=0, apart=False, routes=None, lfts=None,
+               orders=None):
     """route-optimum's answer for a topology file (net file or
     opensm-subnet.lst): the solver's result with the fabric's figures, as
     `route-optimum --json` prints it; with random_orders, the routing it
     found measured in that many random rank orders too ("random": seeds
     1..N, each figure and their mean); with apart, each flow's LIDs on
-    different spines (solve()).  With routes, a path: the routing found
-    written there (write_routes()).  With lfts, the path of an LFT dump of
-    the same fabric: its routing measured in the model and set beside the
-    one found ("lfts": its figure, the entries and rounds where they
-    differ, compare_lfts()).  Raises InputError or NoSolver."""
+    different spines (solve()).  With orders, words of order_groups():
+    the best mean over those groups of rank orders instead of the one
+    order ("groups": each one's figure of the routing found).  With
+    routes, a path: the routing found written there (write_routes()).
+    With lfts, the path of an LFT dump of the same fabric: its routing
+    measured in the model and set beside the one found ("lfts": its
+    figure, the entries and rounds where they differ, compare_lfts(); with
+    random_orders, its figures in those orders too).  Raises InputError or
+    NoSolver."""
     topo = load_topology(topology)
     fab = TwoLevel(topo)
     ranks = read_ranks(fab, hostfile) if hostfile \
         else list(range(len(fab.hosts)))
+    groups = order_groups(fab, ranks, orders or ["order"])
     nl = 1 << lmc
     if routes:
         where = os.path.dirname(os.path.abspath(routes))
@@ -390,35 +481,53 @@ def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
     given = None
     if lfts:
         given = routes_of_lfts(fab, topo, load_lfts(lfts), nl)
-    res = solve(fab, ranks, lmc, time_limit, random_orders, apart)
+        hosts = set(d for _w, r in cells_of(groups) for d in r)
+        given = {k: s for k, s in given.items() if k[1] in hosts}
+    res = solve(fab, ranks, lmc, time_limit, random_orders, apart,
+                groups if orders else None)
     res.update({"topology": topology, "lmc": lmc,
                 "order": hostfile or "topology",
                 "hosts": len(ranks), "leaves": len(fab.leaves),
                 "spines": len(fab.spines),
                 "exact": not fab.trunks, "lids_apart": bool(apart)})
+    if orders:
+        res["orders"] = [name for name, _o in groups]
     found = res.pop("routing", None)
     if given is not None:
-        res["lfts"] = compare_lfts(fab, ranks, nl, given, found)
+        res["lfts"] = compare_lfts(fab, groups, nl, given, found)
         res["lfts"]["path"] = lfts
+        if random_orders:
+            each = [evaluate(fab, random_ranks(fab, seed), nl, given)
+                    for seed in range(1, random_orders + 1)]
+            res["lfts"]["random"] = {"seeds": random_orders, "each": each,
+                                     "mean": sum(each) / len(each)}
     if routes and found is not None:
         write_routes(fab, nl, found, routes,
-                     "route-optimum routing of %s, LMC %d, %s rank order%s: "
-                     "shift efficiency %.4f"
+                     "route-optimum routing of %s, LMC %d, %s rank order%s"
+                     "%s: shift efficiency %.4f"
                      % (topology, lmc, hostfile or "topology",
-                        ", LIDs apart" if apart else "", res["best"]))
+                        ", LIDs apart" if apart else "",
+                        ", mean over %s" % ", ".join(res["orders"])
+                        if orders else "", res["best"]))
         res["routes"] = routes
     return res
 
 
-def compare_lfts(fab, ranks, nl, given, found):
-    """An LFT dump's routing (given) beside the solver's (found, or None):
-    its efficiency in the model, how many (leaf, host, LID offset) entries
-    differ, and in how many rounds it scores lower and higher."""
-    out = {"efficiency": evaluate(fab, ranks, nl, given),
+def compare_lfts(fab, groups, nl, given, found):
+    """An LFT dump's routing (given) beside the solver's (found, or None)
+    over groups of rank orders (order_groups()): its figure in the model
+    (the mean over the groups; "groups": each one's where there are
+    several), how many (leaf, host, LID offset) entries differ, and in
+    how many rounds of all the orders it scores lower and higher."""
+    out = {"efficiency": mean_of(fab, nl, given, groups),
            "entries": len(given)}
+    if len(groups) > 1 or len(groups[0][1]) > 1:
+        out["groups"] = group_figures(fab, nl, given, groups)
     if found is not None:
-        mine = round_efficiencies(fab, ranks, nl, given)
-        theirs = round_efficiencies(fab, ranks, nl, found)
+        mine, theirs = [], []
+        for _w, r in cells_of(groups):
+            mine += round_efficiencies(fab, r, nl, given)
+            theirs += round_efficiencies(fab, r, nl, found)
         out["differ"] = sum(1 for k, s in given.items() if found[k] != s)
         out["rounds"] = len(mine)
         out["rounds_lower"] = sum(1 for x, y in zip(mine, theirs)

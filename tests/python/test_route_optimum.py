@@ -304,3 +304,58 @@ def test_lfts_and_routes_bad_input(tmp_path):
     assert_usage_error(p, "route-optimum: %s:0: cannot write: " % (
         tmp_path / "no" / "routes.tsv"))
     assert not (tmp_path / "no").exists()
+
+
+def test_orders_solve_for_the_mean_of_groups(tmp_path):
+    """--orders order,quarters,halves: the best mean of the three groups
+    (each the mean of its jobs), proven; every group's figure is that of
+    the routing written, and no routing found for the one order does
+    better on the mean (here the leaf order loses nothing to the jobs)."""
+    mix_routes, one_routes = tmp_path / "mix.tsv", tmp_path / "one.tsv"
+    r = optimum("--topology", net("ft2-8x4-degraded"), "--orders",
+                "order,quarters,halves", "--routes", str(mix_routes))
+    assert r["optimal"] and r["orders"] == ["order", "quarters", "halves"]
+    assert r["best"] == pytest.approx(0.7370, abs=5e-4)
+    assert r["bound"] == pytest.approx(r["best"], abs=1e-3)
+    assert r["groups"]["order"] == pytest.approx(0.565, abs=5e-4)
+    assert r["best"] == pytest.approx(sum(r["groups"].values()) / 3)
+    fab = ilp.TwoLevel(load_topology(net("ft2-8x4-degraded")))
+    groups = ilp.order_groups(fab, list(range(32)),
+                              ["order", "quarters", "halves"])
+    assert [len(o) for _n, o in groups] == [1, 4, 2]
+    assert groups[1][1][3] == list(range(24, 32))
+    mix = read_routes(mix_routes, fab)
+    assert ilp.group_figures(fab, 1, mix, groups) == pytest.approx(
+        r["groups"])
+    one = optimum("--topology", net("ft2-8x4-degraded"), "--routes",
+                  str(one_routes))
+    assert "groups" not in one and "orders" not in one
+    assert ilp.mean_of(fab, 1, read_routes(one_routes, fab), groups) <= \
+        r["best"] + 1e-9
+    assert "mean over order, quarters, halves: shift efficiency" in \
+        open(mix_routes).readline()
+
+
+def test_orders_with_lfts_and_bad_orders():
+    """--lfts beside --orders: the dump's figure is its mean over the
+    groups, with each group's; bad words and jobs of one host refused."""
+    fx = os.path.join(REPO, "tests", "python", "fixtures", "analyze")
+    topo = os.path.join(fx, "ft48-l1.subnet.lst")
+    r = optimum("--topology", topo, "--lmc", "1", "--orders",
+                "order,halves", "--lfts",
+                os.path.join(fx, "ft48-l1.lfts.dump"))
+    lf = r["lfts"]
+    assert set(lf["groups"]) == {"order", "halves"}
+    assert lf["efficiency"] == pytest.approx(
+        (lf["groups"]["order"] + lf["groups"]["halves"]) / 2)
+    assert lf["groups"]["order"] == pytest.approx(0.833, abs=5e-4)
+    for words, msg in (("order,leaf", "unknown rank order 'leaf'"),
+                       ("random:0", "unknown rank order 'random:0'"),
+                       ("order,order", "a rank order named twice")):
+        p = run_script(OPT, ["--topology", topo, "--orders", words])
+        assert p.returncode == 2 and msg in p.stderr, words
+        assert "Traceback" not in p.stderr
+    hand = os.path.join(fx, "hand2x2.net")
+    p = run_script(OPT, ["--topology", hand, "--orders", "quarters"])
+    assert_usage_error(p, "route-optimum: %s:0: --orders quarters: 4 hosts "
+                       "make jobs of fewer than 2" % hand)

@@ -50,6 +50,14 @@ def parse_args(argv):
                     "leaves share) LIDs of one host over one spine "
                     "(default: any routing; the optimum may then stripe a "
                     "flow over fewer paths than it has LIDs)")
+    ap.add_argument("--orders", metavar="LIST",
+                    help="solve for the best mean over groups of rank "
+                    "orders, comma separated: order (the rank order: "
+                    "topology or --hostfile), quarters and halves (jobs on "
+                    "its 4 and 2 contiguous blocks, each group the mean "
+                    "of its jobs), random:N (the random orders of seeds "
+                    "1..N, as --random-orders); each group weighs the same "
+                    "(default: order alone)")
     ap.add_argument("--routes", metavar="FILE",
                     help="write the routing found to FILE: one line per "
                     "(source leaf, destination host, LID offset) with the "
@@ -72,6 +80,16 @@ def parse_args(argv):
                  "has one LID")
     if args.time_limit <= 0:
         ap.error("--time-limit must be positive")
+    if args.orders is not None:
+        args.orders = [w.strip() for w in args.orders.split(",")]
+        for w in args.orders:
+            n = w[7:] if w.startswith("random:") else None
+            if w not in ("order", "quarters", "halves") and not (
+                    n and n.isdigit() and 1 <= int(n) <= 100):
+                ap.error("--orders: unknown rank order '%s' (order, "
+                         "quarters, halves, random:N with N 1..100)" % w)
+        if len(set(args.orders)) != len(args.orders):
+            ap.error("--orders: a rank order named twice")
     if not 0 <= args.random_orders <= 1000:
         ap.error("--random-orders: %d is out of range 0..1000"
                  % args.random_orders)
@@ -86,7 +104,8 @@ def main(argv=None):
     try:
         res = optimum_of(args.topology, args.lmc, args.hostfile,
                          args.time_limit, args.random_orders,
-                         args.lids_apart, args.routes, args.lfts)
+                         args.lids_apart, args.routes, args.lfts,
+                         args.orders)
     except (InputError, NoSolver) as exc:
         print("route-optimum: %s" % exc, file=sys.stderr)
         return 2
@@ -100,7 +119,10 @@ def main(argv=None):
              args.lmc, "topology" if not args.hostfile else args.hostfile,
              ", each flow's LIDs on different spines" if args.lids_apart
              else ""))
-    if "best" in res:
+    if "best" in res and "orders" in res:
+        print("best routing found: shift efficiency %.3f on average over "
+              "the orders (%s)" % (res["best"], groups_text(res["groups"])))
+    elif "best" in res:
         print("best routing found: shift efficiency %.3f" % res["best"])
     if "shared" in res and not args.lids_apart:
         print("flows (leaf, host) whose LIDs it puts together on a spine "
@@ -122,13 +144,24 @@ def main(argv=None):
         print("the routing found, in random rank orders (seeds 1-%d): "
               "shift efficiency %.3f on average"
               % (res["random"]["seeds"], res["random"]["mean"]))
+    if "random" in res.get("lfts", {}):
+        print("%s, in the same random rank orders: shift efficiency %.3f "
+              "on average" % (res["lfts"]["path"],
+                              res["lfts"]["random"]["mean"]))
     return 0
+
+
+def groups_text(figures):
+    return ", ".join("%s %.3f" % (name, eff)
+                     for name, eff in figures.items())
 
 
 def print_lfts(res):
     lf = res["lfts"]
-    print("%s: shift efficiency %.3f in this model%s"
+    print("%s: shift efficiency %.3f in this model%s%s"
           % (lf["path"], lf["efficiency"],
+             " on average over the orders (%s)" % groups_text(lf["groups"])
+             if "groups" in lf else "",
              " (%.1f %% of the best routing found)"
              % (100.0 * lf["efficiency"] / res["best"])
              if res.get("best") else ""))
