@@ -280,10 +280,7 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False,
             out["shared"] = {"flows": shared_flows(fab, nl, choice),
                              "of": sum(1 for k in choice if not k[2])}
         if random_orders:
-            each = [evaluate(fab, random_ranks(fab, seed), nl, choice)
-                    for seed in range(1, random_orders + 1)]
-            out["random"] = {"seeds": random_orders, "each": each,
-                             "mean": sum(each) / len(each)}
+            out["random"] = random_figures(fab, nl, choice, random_orders)
         if out["optimal"]:
             out["bound"] = max(out.get("bound", 0.0), out["best"])
         out["routing"] = choice
@@ -309,6 +306,14 @@ def add_round(fab, nl, var, flows, base, J, row):
             -float("inf"), w * nl)
     for j in range(J - 1):
         row([(base + j, -1), (base + j + 1, 1)], -float("inf"), 0)
+
+
+def random_figures(fab, nl, choice, seeds):
+    """A routing in the random orders of seeds 1..seeds (random_ranks()):
+    {"seeds", "each": the figures, "mean"}."""
+    each = [evaluate(fab, random_ranks(fab, seed), nl, choice)
+            for seed in range(1, seeds + 1)]
+    return {"seeds": seeds, "each": each, "mean": sum(each) / len(each)}
 
 
 def group_figures(fab, nl, choice, groups):
@@ -497,10 +502,8 @@ def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
         res["lfts"] = compare_lfts(fab, groups, nl, given, found)
         res["lfts"]["path"] = lfts
         if random_orders:
-            each = [evaluate(fab, random_ranks(fab, seed), nl, given)
-                    for seed in range(1, random_orders + 1)]
-            res["lfts"]["random"] = {"seeds": random_orders, "each": each,
-                                     "mean": sum(each) / len(each)}
+            res["lfts"]["random"] = random_figures(fab, nl, given,
+                                                   random_orders)
     if routes and found is not None:
         write_routes(fab, nl, found, routes,
                      "route-optimum routing of %s, LMC %d, %s rank order%s"

@@ -359,3 +359,23 @@ def test_orders_with_lfts_and_bad_orders():
     p = run_script(OPT, ["--topology", hand, "--orders", "quarters"])
     assert_usage_error(p, "route-optimum: %s:0: --orders quarters: 4 hosts "
                        "make jobs of fewer than 2" % hand)
+
+
+def test_lfts_in_the_random_orders():
+    """--lfts with --random-orders: the dump's routing in the same random
+    orders as the routing found (seeds 1..N of random_ranks())."""
+    from osmoffset.fabric import load_lfts
+    fx = os.path.join(REPO, "tests", "python", "fixtures", "analyze")
+    topo, dump = (os.path.join(fx, "ft4-l1.subnet.lst"),
+                  os.path.join(fx, "ft4-l1.lfts.dump"))
+    r = optimum("--topology", topo, "--lmc", "1", "--lfts", dump,
+                "--random-orders", "3")
+    t = load_topology(topo)
+    fab = ilp.TwoLevel(t)
+    given = ilp.routes_of_lfts(fab, t, load_lfts(dump), 2)
+    each = [ilp.evaluate(fab, ilp.random_ranks(fab, s), 2, given)
+            for s in (1, 2, 3)]
+    assert r["lfts"]["random"]["each"] == pytest.approx(each)
+    assert r["lfts"]["random"]["mean"] == pytest.approx(sum(each) / 3)
+    assert r["random"]["seeds"] == r["lfts"]["random"]["seeds"] == 3
+    assert min(each) < 1.0
