@@ -58,7 +58,8 @@ __all__ = ["NoSolver", "TwoLevel", "read_ranks", "random_ranks",
            "round_flows", "solve", "evaluate", "lids_per_spine",
            "shared_flows", "round_loads", "round_efficiencies",
            "routes_of_lfts", "write_routes", "compare_lfts", "optimum_of",
-           "order_groups", "mean_of", "group_figures", "ORDER_WORDS"]
+           "order_groups", "order_word_ok", "mean_of", "group_figures",
+           "ORDER_WORDS"]
 
 
 class NoSolver(Exception):
@@ -422,6 +423,14 @@ DEFAULT_TIME_LIMIT = 300.0
 ORDER_WORDS = ("order", "quarters", "halves", "random:N")
 
 
+def order_word_ok(word):
+    """Whether word is one of ORDER_WORDS (random:N with N 1..100)."""
+    if word.startswith("random:"):
+        n = word[7:]
+        return n.isdigit() and 1 <= int(n) <= 100
+    return word in ORDER_WORDS[:-1]
+
+
 def order_groups(fab, ranks, words):
     """Groups of rank orders [(name, [ranks, ...])] for the words of
     route-optimum --orders: 'order' the rank order itself, 'quarters' and
@@ -442,8 +451,7 @@ def order_groups(fab, ranks, words):
             groups.append((word, [list(ranks[i * n // parts:
                                              (i + 1) * n // parts])
                                   for i in range(parts)]))
-        elif word.startswith("random:") and word[7:].isdigit() and \
-                1 <= int(word[7:]) <= 100:
+        elif order_word_ok(word):
             groups.append((word, [random_ranks(fab, seed) for seed in
                                   range(1, int(word[7:]) + 1)]))
         else:

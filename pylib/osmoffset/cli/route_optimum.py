@@ -13,7 +13,8 @@ import sys
 
 from osmoffset.cli import add_version
 from osmoffset.fabric import InputError
-from osmoffset.optimum import NoSolver, optimum_of
+from osmoffset.optimum import (ORDER_WORDS, NoSolver, optimum_of,
+                               order_word_ok)
 
 
 def parse_args(argv):
@@ -83,11 +84,9 @@ def parse_args(argv):
     if args.orders is not None:
         args.orders = [w.strip() for w in args.orders.split(",")]
         for w in args.orders:
-            n = w[7:] if w.startswith("random:") else None
-            if w not in ("order", "quarters", "halves") and not (
-                    n and n.isdigit() and 1 <= int(n) <= 100):
-                ap.error("--orders: unknown rank order '%s' (order, "
-                         "quarters, halves, random:N with N 1..100)" % w)
+            if not order_word_ok(w):
+                ap.error("--orders: unknown rank order '%s' (%s; N 1..100)"
+                         % (w, ", ".join(ORDER_WORDS)))
         if len(set(args.orders)) != len(args.orders):
             ap.error("--orders: a rank order named twice")
     if not 0 <= args.random_orders <= 1000:
