@@ -379,3 +379,19 @@ def test_lfts_in_the_random_orders():
     assert r["lfts"]["random"]["mean"] == pytest.approx(sum(each) / 3)
     assert r["random"]["seeds"] == r["lfts"]["random"]["seeds"] == 3
     assert min(each) < 1.0
+
+
+def test_lfts_with_a_hostfile_of_some_hosts(tmp_path):
+    """--lfts with a hostfile naming 4 of ft4's 16 hosts, one a leaf: the
+    dump is measured over those hosts alone (4 leaves x 3 hosts on other
+    leaves x 2 LIDs), as the routing found."""
+    fx = os.path.join(REPO, "tests", "python", "fixtures", "analyze")
+    hf = tmp_path / "hosts"
+    hf.write_text("h1\nh5\nh9\nh13\n")
+    r = optimum("--topology", os.path.join(fx, "ft4-l1.subnet.lst"),
+                "--lmc", "1", "--hostfile", str(hf), "--lfts",
+                os.path.join(fx, "ft4-l1.lfts.dump"))
+    lf = r["lfts"]
+    assert r["hosts"] == 4 and lf["entries"] == 24
+    assert lf["rounds"] == 3 and 0 <= lf["differ"] <= 24
+    assert lf["efficiency"] == pytest.approx(1.0)
