@@ -41,7 +41,7 @@ host over one spine (lids_per_spine()).  The result counts the flows
   round_loads(fab, ranks, nl, choice)  the busiest link of each round
   round_efficiencies(...)        each round's min(1, 1 / that load)
   routes_of_lfts(fab, topo, lfts, nl)  an LFT dump's routing, as solve's
-  write_routes(fab, nl, choice, path, title)  a routing as a text file
+  write_routes(fab, choice, path, title)  a routing as a text file
 
 A routing is a dict (source leaf, destination host, LID offset) -> spine,
 all indices into TwoLevel's lists: solve() finds one, routes_of_lfts()
@@ -180,8 +180,12 @@ def cells_of(groups):
 def mean_of(fab, nl, choice, groups):
     """A routing's figure over groups: the mean over the groups of the
     mean of their rank orders' efficiencies (the program's objective)."""
-    return sum(w * evaluate(fab, r, nl, choice)
-               for w, r in cells_of(groups))
+    return mean_of_figures(group_figures(fab, nl, choice, groups))
+
+
+def mean_of_figures(figures):
+    """The mean of group_figures()' figures."""
+    return sum(figures.values()) / len(figures)
 
 
 def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False,
@@ -274,9 +278,10 @@ def solve(fab, ranks, lmc, time_limit, random_orders=0, apart=False,
         for (a, d, o, s), v in var.items():
             if res.x[v] > 0.5:
                 choice[(a, d, o)] = s
-        out["best"] = mean_of(fab, nl, choice, groups)
+        figures = group_figures(fab, nl, choice, groups)
+        out["best"] = mean_of_figures(figures)
         if several:
-            out["groups"] = group_figures(fab, nl, choice, groups)
+            out["groups"] = figures
         if nl > 1:
             out["shared"] = {"flows": shared_flows(fab, nl, choice),
                              "of": sum(1 for k in choice if not k[2])}
@@ -394,7 +399,7 @@ def routes_of_lfts(fab, topo, lfts, nl):
     return choice
 
 
-def write_routes(fab, nl, choice, path, title):
+def write_routes(fab, choice, path, title):
     """Write a routing as text: a '#' title line, a '#' column line, then
     one line per (source leaf, destination host, LID offset), tab
     separated: leaf GUID, host port GUID, offset, spine GUID, and the
@@ -406,8 +411,6 @@ def write_routes(fab, nl, choice, path, title):
             f.write("# leaf guid\thost port guid\tlid offset\tspine guid"
                     "\tleaf\thost\tspine\n")
             for (a, d, o), s in sorted(choice.items()):
-                if o >= nl:
-                    continue
                 hg = fab.hosts[d]
                 f.write("0x%016x\t0x%016x\t%d\t0x%016x\t%s\t%s\t%s\n"
                         % (fab.leaves[a], hg, o, fab.spines[s],
@@ -507,13 +510,14 @@ def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
         res["orders"] = [name for name, _o in groups]
     found = res.pop("routing", None)
     if given is not None:
-        res["lfts"] = compare_lfts(fab, groups, nl, given, found)
+        res["lfts"] = compare_lfts(fab, ranks, nl, given, found,
+                                   groups if orders else None)
         res["lfts"]["path"] = lfts
         if random_orders:
             res["lfts"]["random"] = random_figures(fab, nl, given,
                                                    random_orders)
     if routes and found is not None:
-        write_routes(fab, nl, found, routes,
+        write_routes(fab, found, routes,
                      "route-optimum routing of %s, LMC %d, %s rank order%s"
                      "%s: shift efficiency %.4f"
                      % (topology, lmc, hostfile or "topology",
@@ -524,16 +528,20 @@ def optimum_of(topology, lmc=0, hostfile=None, time_limit=DEFAULT_TIME_LIMIT,
     return res
 
 
-def compare_lfts(fab, groups, nl, given, found):
+def compare_lfts(fab, ranks, nl, given, found, groups=None):
     """An LFT dump's routing (given) beside the solver's (found, or None)
-    over groups of rank orders (order_groups()): its figure in the model
-    (the mean over the groups; "groups": each one's where there are
-    several), how many (leaf, host, LID offset) entries differ, and in
-    how many rounds of all the orders it scores lower and higher."""
-    out = {"efficiency": mean_of(fab, nl, given, groups),
-           "entries": len(given)}
-    if len(groups) > 1 or len(groups[0][1]) > 1:
-        out["groups"] = group_figures(fab, nl, given, groups)
+    in one rank order (ranks), or with groups (order_groups()) over their
+    mean, as solve() takes them: its figure in the model ("groups": each
+    group's, with groups), how many (leaf, host, LID offset) entries
+    differ, and in how many rounds of all the orders it scores lower and
+    higher."""
+    several = groups is not None
+    if not several:
+        groups = [("order", [ranks])]
+    figures = group_figures(fab, nl, given, groups)
+    out = {"efficiency": mean_of_figures(figures), "entries": len(given)}
+    if several:
+        out["groups"] = figures
     if found is not None:
         mine, theirs = [], []
         for _w, r in cells_of(groups):

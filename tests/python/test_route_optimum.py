@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO, TOPO_DIR, assert_usage_error, run_script
 from osmoffset import __version__, quality
 from osmoffset import optimum as ilp
-from osmoffset.fabric import load_topology
+from osmoffset.fabric import load_lfts, load_topology
 
 OPT = os.path.join(REPO, "scripts", "route-optimum")
 pytest.importorskip("scipy.optimize", reason="python3-scipy missing")
@@ -349,6 +349,12 @@ def test_orders_with_lfts_and_bad_orders():
     assert lf["efficiency"] == pytest.approx(
         (lf["groups"]["order"] + lf["groups"]["halves"]) / 2)
     assert lf["groups"]["order"] == pytest.approx(0.833, abs=5e-4)
+    # --orders names the groups the dump is measured over, one or more
+    one = optimum("--topology", topo, "--lmc", "1", "--orders", "order",
+                  "--lfts", os.path.join(fx, "ft48-l1.lfts.dump"))
+    assert one["groups"].keys() == one["lfts"]["groups"].keys() == {"order"}
+    assert one["lfts"]["groups"]["order"] == pytest.approx(
+        lf["groups"]["order"])
     for words, msg in (("order,leaf", "unknown rank order 'leaf'"),
                        ("random:0", "unknown rank order 'random:0'"),
                        ("order,order", "a rank order named twice")):
@@ -364,7 +370,6 @@ def test_orders_with_lfts_and_bad_orders():
 def test_lfts_in_the_random_orders():
     """--lfts with --random-orders: the dump's routing in the same random
     orders as the routing found (seeds 1..N of random_ranks())."""
-    from osmoffset.fabric import load_lfts
     fx = os.path.join(REPO, "tests", "python", "fixtures", "analyze")
     topo, dump = (os.path.join(fx, "ft4-l1.subnet.lst"),
                   os.path.join(fx, "ft4-l1.lfts.dump"))

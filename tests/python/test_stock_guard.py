@@ -683,6 +683,7 @@ def test_polish_of_offsets_that_loses_a_cell_is_taken_back(tmp_path):
     assert r["shift"]["base"]["efficiency"] == pytest.approx(0.566,
                                                              abs=5e-4)
 
+
 def leaf_shuffled_figures(run, seeds=(1, 2, 3)):
     """lft-analyze's base-LID shift efficiency of one run's LFTs in the
     leaf order (first) and in the leaf-shuffled orders of seeds."""
