@@ -36,6 +36,9 @@ enum oo_hop_tables {
 	OO_HOPS_STOCK,		/* OpenSM's own updn stage */
 };
 
+/* the most kicks polish_kicks may ask for */
+#define OO_MAX_POLISH_KICKS 100000
+
 struct oo_options {
 	enum oo_rule rule;
 	enum oo_hop_tables hop_tables;
@@ -61,6 +64,8 @@ struct oo_options {
 				   off: a job runs on the leaves' hosts) */
 	int leaf_shuffles;	/* the stock guard scores leaf orders with
 				   the leaves shuffled too (default off) */
+	unsigned polish_kicks;	/* kicks of the search on the tables the
+				   stock guard keeps (default 0: none) */
 };
 
 /*
@@ -87,6 +92,8 @@ struct oo_options {
  *	polish		= on | off  (default on; the same words)
  *	spine_cas	= on | off  (default off; the same words)
  *	leaf_shuffles	= on | off  (default off; the same words)
+ *	polish_kicks	= 0 .. OO_MAX_POLISH_KICKS  (default 0; kicks of
+ *			  the search on the tables the stock guard keeps)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -797,6 +804,11 @@ unsigned oo_eval_shuffle_runs(const uint32_t *order, const uint32_t *key,
 #define OO_POLISH_TOO_BIG 1
 #define OO_POLISH_BUDGET 2
 #define OO_POLISH_HEAVY 3
+/* oo_polish_kicks(): entries a kick moves, the tries per entry to find
+   one that may move, and the random numbers' seed */
+#define OO_POLISH_KICK_SIZE 4
+#define OO_POLISH_KICK_TRIES 200
+#define OO_POLISH_KICK_SEED 2463534242U
 
 struct oo_polish_cell {
 	const uint32_t *order;		/* host indices */
@@ -828,6 +840,8 @@ struct oo_polish_result {
 					   some group below its floor, taken
 					   back (not among those moved) */
 	unsigned sweeps;
+	unsigned kicks;			/* kicks tried (oo_polish_kicks()) */
+	unsigned kicked;		/* of them, kept */
 	unsigned movable;		/* switches with hosts, whose entries
 					   may move */
 	unsigned left_out;		/* cells that do not steer, left out */
@@ -855,6 +869,26 @@ int oo_polish_offsets(const struct oo_eval_net *net, uint8_t *const *lft,
 		      unsigned num_cells, uint64_t max_entries,
 		      uint64_t budget, uint64_t loose_budget,
 		      struct oo_polish_result *res);
+
+/*
+ * Iterated local search on tables the polish is done with: up to kicks
+ * times, a few entries of switches with hosts toward LIDs of offset
+ * first_offset or above, on links at their rounds' busiest load, move at
+ * random to other ports as short that the polish may take (so credit
+ * loops stay closed as oo_polish() keeps them), then the polish's sweeps
+ * mend what that lowered; the moves stay where no group of cells ends
+ * lower than before the kick and the steering cells gained, else they
+ * are taken back.  The random numbers are the same on every run, so the
+ * same tables and cells give the same tables.  Each cell's lead is
+ * ignored: no group may drop.  Returns 0 (res->kicked: the kicks kept,
+ * res->moved: the entries they moved) or -1 (no memory) with the tables
+ * as they were.
+ */
+int oo_polish_kicks(const struct oo_eval_net *net, uint8_t *const *lft,
+		    unsigned num_hosts, const struct oo_polish_cell *cells,
+		    unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		    unsigned kicks, unsigned first_offset,
+		    struct oo_polish_result *res);
 
 /*
  * Whether a node description is a SHARP aggregation node's (a CA on a

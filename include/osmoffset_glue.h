@@ -166,6 +166,9 @@ struct oo_guard_stages {
 	   taken back, and tables that close one where the stock tables close
 	   none give way to those */
 	int routes_may_loop;
+	/* kicks of the last search on the tables that stay (oo_polish_kicks(),
+	   with OO_GUARD_POLISH; 0: none) */
+	unsigned polish_kicks;
 	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;
 };

@@ -100,7 +100,8 @@ static const char *own_key(const char *key)
 
 #define SEEN_RULE 0x1
 #define SEEN_HOPS 0x2
-#define SEEN_VLS 0x4
+/* the i-th key of number_keys */
+#define SEEN_NUMBER(i) (0x10 << (i))
 /* the i-th key of on_off_keys */
 #define SEEN_ON_OFF(i) (0x100 << (i))
 
@@ -212,28 +213,55 @@ static int parse_on_off(unsigned i, const char *value,
 	return 0;
 }
 
-/* reach_vls: a whole number of virtual lanes, 1 to OO_MAX_REACH_VLS. */
-static int parse_reach_vls(const char *value, struct oo_options *opts,
-			   int *seen, char *err, size_t err_len)
+/* The keys that take a whole number: the unsigned of oo_options each sets. */
+struct number_key {
+	const char *key;
+	size_t field;		/* offsetof(struct oo_options, ...) */
+	unsigned least, most, by_default;
+	const char *what;	/* "a number of <what> from ..." */
+};
+
+static const struct number_key number_keys[] = {
+	{ "reach_vls", offsetof(struct oo_options, reach_vls), 1,
+	  OO_MAX_REACH_VLS, 1, "virtual lanes" },
+	{ "polish_kicks", offsetof(struct oo_options, polish_kicks), 0,
+	  OO_MAX_POLISH_KICKS, 0, "kicks" },
+};
+
+#define NUM_NUMBER_KEYS (sizeof(number_keys) / sizeof(number_keys[0]))
+
+static unsigned *number_field(struct oo_options *opts,
+			      const struct number_key *k)
 {
+	return (unsigned *)((char *)opts + k->field);
+}
+
+/* The i-th key of number_keys: a whole number from least to most. */
+static int parse_number(unsigned i, const char *value,
+			struct oo_options *opts, int *seen, char *err,
+			size_t err_len)
+{
+	const struct number_key *k = &number_keys[i];
+	unsigned *field = number_field(opts, k);
+	int bit = SEEN_NUMBER(i);
 	char *end;
 	unsigned long n = strtoul(value, &end, 10);
 
-	if (!isdigit((unsigned char)value[0]) || *end || n < 1 ||
-	    n > OO_MAX_REACH_VLS) {
+	if (!isdigit((unsigned char)value[0]) || *end || n < k->least ||
+	    n > k->most) {
 		snprintf(err, err_len, "event_plugin_options: "
-			 "reach_vls value '%s' is not a number of virtual "
-			 "lanes from 1 to %d", value, OO_MAX_REACH_VLS);
+			 "%s value '%s' is not a number of %s from %u to %u",
+			 k->key, value, k->what, k->least, k->most);
 		return -1;
 	}
-	if ((*seen & SEEN_VLS) && n != opts->reach_vls) {
+	if ((*seen & bit) && n != *field) {
 		snprintf(err, err_len, "event_plugin_options: "
-			 "reach_vls is given twice, as %u and as %lu",
-			 opts->reach_vls, n);
+			 "%s is given twice, as %u and as %lu", k->key,
+			 *field, n);
 		return -1;
 	}
-	*seen |= SEEN_VLS;
-	opts->reach_vls = (unsigned)n;
+	*seen |= bit;
+	*field = (unsigned)n;
 	return 0;
 }
 
@@ -259,8 +287,10 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 		return parse_port_offsetting(value, opts, seen, err, err_len);
 	if (!strcasecmp(key, "hop_tables"))
 		return parse_hop_tables_key(value, opts, seen, err, err_len);
-	if (!strcasecmp(key, "reach_vls"))
-		return parse_reach_vls(value, opts, seen, err, err_len);
+	for (i = 0; i < NUM_NUMBER_KEYS; i++)
+		if (!strcasecmp(key, number_keys[i].key))
+			return parse_number(i, value, opts, seen, err,
+					    err_len);
 	for (i = 0; i < NUM_ON_OFF_KEYS; i++)
 		if (!strcasecmp(key, on_off_keys[i].key))
 			return parse_on_off(i, value, opts, seen, err,
@@ -268,8 +298,8 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
 		 "reach_all, reach_vls, design_lanes, offsets_apart, "
-		 "digits_apart, keep_live, polish, spine_cas, "
-		 "leaf_shuffles)", token);
+		 "digits_apart, keep_live, polish, polish_kicks, "
+		 "spine_cas, leaf_shuffles)", token);
 	return -1;
 }
 
@@ -279,7 +309,9 @@ static void set_defaults(struct oo_options *opts)
 
 	opts->rule = OO_RULE_OFF;
 	opts->hop_tables = OO_HOPS_FAST;
-	opts->reach_vls = 1;
+	for (i = 0; i < NUM_NUMBER_KEYS; i++)
+		*number_field(opts, &number_keys[i]) =
+		    number_keys[i].by_default;
 	for (i = 0; i < NUM_ON_OFF_KEYS; i++)
 		*on_off_field(opts, &on_off_keys[i]) =
 		    on_off_keys[i].by_default;

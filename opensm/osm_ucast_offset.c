@@ -201,6 +201,7 @@ static int build_guarded(struct oo_plugin *plugin)
 		.lanes_beyond_vl0 = plugin->lanes,
 		.routes_may_loop = !!(plugin->engine_flags &
 				      OO_LFT_TURN_ONCE),
+		.polish_kicks = plugin->opts.polish_kicks,
 	};
 
 	if (!plugin->opts.stock_guard)

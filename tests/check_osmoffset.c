@@ -2471,6 +2471,126 @@ START_TEST(polish_offsets_moves_the_further_offsets_alone)
 }
 END_TEST
 
+/* oo_polish_kicks() on ev_net's tables over cells, kicks of them. */
+static struct oo_polish_result ev_kicks(struct ev_net *e,
+				       const struct oo_polish_cell *cell,
+				       unsigned n, uint64_t budget,
+				       unsigned kicks, unsigned first_offset)
+{
+	struct oo_polish_result res;
+	uint8_t *rows[EV_MAX_SW];
+	unsigned s;
+
+	for (s = 0; s < e->net.num_sw; s++)
+		rows[s] = e->lft[s];
+	ck_assert_int_eq(oo_polish_kicks(&e->net, rows, e->num_hosts, cell, n,
+					 100000, budget, kicks, first_offset,
+					 &res), 0);
+	return res;
+}
+
+/*
+ * Three leaves, the leaf order alone.  The polish stops at 0.9: leaf 0
+ * sends hosts 2 and 4 over spine 3, hosts 3 and 5 over spine 4, and no
+ * single move or swap of one switch raises a round.  A kick that moves
+ * some of leaf 0's entries at random, mended by the sweeps, finds the
+ * contention-free tables: leaf 0 with its four entries the other way
+ * round, the other leaves as they were.  The same kicks again give the
+ * same tables.
+ */
+START_TEST(polish_kicks_leave_a_local_optimum)
+{
+	static const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = {
+		{ 0, 0, 0, 1, 0, 1 }, { 0 }, { 0 },
+	};
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3, 4, 5 };
+	static const uint8_t leaf0[] = { 1, 2, 4, 3, 4, 3 };
+	struct oo_polish_cell cell = { leaf_order, 6, 0, 0, 1, 0.0 };
+	struct ev_net t, polished, again;
+	struct oo_polish_result res;
+	unsigned s, h;
+
+	ev_build(&t, 3, up);
+	res = ev_polish_cells(&t, &cell, 1, 100000);
+	ck_assert_double_eq_tol(res.eff_after, 0.9, 1e-12);
+	for (h = 0; h < 6; h++)
+		ck_assert_uint_eq(t.lft[0][1 + h], h < 2 ? 1 + h : 3 + h % 2);
+	polished = t;
+	res = ev_kicks(&t, &cell, 1, 1000000, 50, 0);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.kicks, 50);
+	ck_assert_uint_eq(res.kicked, 1);
+	ck_assert_uint_eq(res.moved, 4);
+	ck_assert_double_eq_tol(res.eff_before, 0.9, 1e-12);
+	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
+	ck_assert_double_eq_tol(ev_score(&t, leaf_order, 6, 1000000).eff, 1.0,
+				1e-12);
+	for (h = 0; h < 6; h++)
+		ck_assert_uint_eq(t.lft[0][1 + h], leaf0[h]);
+	for (s = 1; s < t.net.num_sw; s++)
+		ck_assert_int_eq(memcmp(t.lft[s], polished.lft[s],
+					sizeof(t.lft[s])), 0);
+	/* (an ev_net points into itself: built anew, not copied) */
+	ev_build(&again, 3, up);
+	ev_polish_cells(&again, &cell, 1, 100000);
+	ev_kicks(&again, &cell, 1, 1000000, 50, 0);
+	ck_assert_int_eq(memcmp(again.lft, t.lft, sizeof(t.lft)), 0);
+	/* no kicks, no budget, or no LID offset that may move: as before */
+	for (h = 0; h < 3; h++) {
+		ev_build(&again, 3, up);
+		ev_polish_cells(&again, &cell, 1, 100000);
+		res = ev_kicks(&again, &cell, 1, h == 1 ? 0 : 1000000,
+			       h == 0 ? 0 : 50, h == 2 ? 1 : 0);
+		ck_assert_uint_eq(res.kicked, 0);
+		ck_assert_uint_eq(res.moved, 0);
+		ck_assert_int_eq(memcmp(again.lft, polished.lft,
+					sizeof(t.lft)), 0);
+	}
+}
+END_TEST
+
+/*
+ * The leaf order steers, a random order does not.  Alone, the leaf order
+ * polishes to 1.0; with the random order, which no move may lower, the
+ * polish stops at 0.9, and every kick that raises the leaf order lowers
+ * the random order: the kicks move entries (work is done) and take each
+ * back, and the tables and both scores stay as the polish left them.
+ */
+START_TEST(polish_kicks_lower_no_group)
+{
+	static const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = {
+		{ 0, 0, 0, 1, 0, 0 }, { 0 }, { 0 },
+	};
+	static const uint32_t a[] = { 0, 1, 2, 3, 4, 5 },
+	    b[] = { 5, 2, 4, 1, 0, 3 };
+	struct oo_polish_cell cell[2] = {
+		{ a, 6, 0, 0, 1, 0.0 }, { b, 6, 0, 1, 0, 0.0 },
+	};
+	struct ev_net t, polished;
+	struct oo_polish_result res;
+	double random_before;
+
+	ev_build(&t, 3, up);
+	res = ev_polish_cells(&t, cell, 1, 100000);
+	ck_assert_double_eq_tol(res.eff_after, 1.0, 1e-12);
+	ev_build(&t, 3, up);
+	res = ev_polish_cells(&t, cell, 2, 100000);
+	ck_assert_double_eq_tol(res.eff_after, 0.9, 1e-12);
+	polished = t;
+	random_before = ev_score(&t, b, 6, 1000000).eff;
+	res = ev_kicks(&t, cell, 2, 1000000, 50, 0);
+	ck_assert_uint_eq(res.kicks, 50);
+	ck_assert_uint_eq(res.kicked, 0);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_uint_gt(res.work, 0);
+	ck_assert_double_eq_tol(res.eff_after, 0.9, 1e-12);
+	ck_assert_int_eq(memcmp(t.lft, polished.lft, sizeof(t.lft)), 0);
+	ck_assert_double_eq_tol(ev_score(&t, a, 6, 1000000).eff, 0.9, 1e-12);
+	ck_assert_double_eq_tol(ev_score(&t, b, 6, 1000000).eff,
+				random_before, 1e-12);
+}
+END_TEST
+
 START_TEST(eval_worse_and_shuffle)
 {
 	struct oo_eval_score a = { 0.9, 1, 3 }, b = { 0.5, 0, 3 };
@@ -4185,6 +4305,37 @@ START_TEST(reach_vls_option)
 }
 END_TEST
 
+START_TEST(polish_kicks_option)
+{
+	struct oo_options o;
+	char err[256];
+
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(o.polish_kicks, 0);
+	ck_assert_int_eq(oo_options_parse("port_offsetting=on "
+					  "polish_kicks=200", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(o.polish_kicks, 200);
+	ck_assert_uint_eq(o.reach_vls, 1);
+	ck_assert_int_eq(oo_options_parse("osmoffset.polish_kicks=100000 "
+					  "reach_vls=2", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(o.polish_kicks, 100000);
+	ck_assert_uint_eq(o.reach_vls, 2);
+	ck_assert_int_eq(oo_options_parse("polish_kicks=0", &o, err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(o.polish_kicks, 0);
+	parse_bad("polish_kicks=100001", "polish_kicks value '100001' is not "
+		  "a number of kicks from 0 to 100000");
+	parse_bad("polish_kicks=-1", "polish_kicks value '-1'");
+	parse_bad("polish_kicks=on", "polish_kicks value 'on'");
+	parse_bad("polish_kicks=5 polish_kicks=6", "polish_kicks is given "
+		  "twice, as 5 and as 6");
+	parse_bad("polish_kickz=5", "polish, polish_kicks, spine_cas");
+}
+END_TEST
+
 static Suite *osmoffset_suite(void)
 {
 	Suite *s = suite_create("osmoffset");
@@ -4265,6 +4416,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, spine_cas_option);
 	tcase_add_test(opt, leaf_shuffles_option);
 	tcase_add_test(opt, reach_vls_option);
+	tcase_add_test(opt, polish_kicks_option);
 	suite_add_tcase(s, opt);
 
 	tcase_add_test(ev, eval_scores_shift_rounds);
@@ -4289,6 +4441,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev,
 		       polish_weighs_random_samples_only_for_trials_that_gain);
 	tcase_add_test(ev, polish_offsets_moves_the_further_offsets_alone);
+	tcase_add_test(ev, polish_kicks_leave_a_local_optimum);
+	tcase_add_test(ev, polish_kicks_lower_no_group);
 	tcase_add_test(ev, aggregation_nodes_are_known_by_name);
 	suite_add_tcase(s, ev);
 

@@ -76,11 +76,13 @@ def measure_optimum(task, res, osmlog):
         figure_key(lmc): r.get("bound") if r.get("optimal") else None})
 
 
-def make_tasks(out, rows, configs, optimum_max_hosts, lmc=0):
+def make_tasks(out, rows, configs, optimum_max_hosts, lmc=0, options=None):
     """benchcells tasks: every row's fabric in every configuration (name,
-    plugin directory or None for stock) at LMC lmc, and the optimum of
-    the small ones (at LMC > 0 also with the LIDs apart); keyed (row
-    index, name)."""
+    plugin directory or None for stock; options: {name: its
+    event_plugin_options tokens}) at LMC lmc, and the optimum of the
+    small ones (at LMC > 0 also with the LIDs apart); keyed (row index,
+    name)."""
+    options = options or {}
     tasks = []
     for i, row in enumerate(rows):
         net = row["net"]
@@ -91,6 +93,8 @@ def make_tasks(out, rows, configs, optimum_max_hosts, lmc=0):
                    "--engine", "updn", "--no-ibroute"]
             sim += ["--stock"] if pdir is None else \
                 ["--port-offsetting", "on", "--plugin-dir", pdir]
+            for tok in options.get(config, ()):
+                sim += ["--plugin-option", tok]
             tasks.append({"id": (i, config), "dir": cell, "sim": sim,
                           "key": None, "force": True, "lmc": lmc,
                           "measure": measure_route})

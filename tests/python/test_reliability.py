@@ -81,9 +81,12 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
      "plain"),
     ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, "
      "stock_guard, reach_all, reach_vls, design_lanes, offsets_apart, "
-     "digits_apart, keep_live, polish, spine_cas, leaf_shuffles)"),
+     "digits_apart, keep_live, polish, polish_kicks, spine_cas, "
+     "leaf_shuffles)"),
     ("port_offsetting=on reach_vls=9",
      "reach_vls value '9' is not a number of virtual lanes from 1 to 8"),
+    ("port_offsetting=on polish_kicks=lots",
+     "polish_kicks value 'lots' is not a number of kicks from 0 to 100000"),
     ("port_offsetting=on hop_tables=slow",
      "hop_tables value 'slow' is not one of fast, stock"),
     (LONG_TOKEN, "token starting 'port_offsetting=xxxx' is longer than 127 "
@@ -92,7 +95,7 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
      "port_offsetting is given twice, as coordinated and as off"),
     ("port_offsetting=on,=on", "token '=on' is not of the form key=value"),
 ], ids=["no-value", "bad-value", "unknown-key", "bad-reach-vls",
-        "bad-hop-tables",
+        "bad-polish-kicks", "bad-hop-tables",
         "200-chars", "conflict", "empty-key"])
 def test_bad_options_route_stock(tmp_path, stock, options, message):
     p = run_with_conf(tmp_path, options, ["--no-ibroute"])

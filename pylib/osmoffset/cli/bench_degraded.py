@@ -31,6 +31,8 @@ Example:
   bench-degraded --sizes 8x4,18x9,24x12 --seeds 1-5
   bench-degraded --baseline-plugin-dir /tmp/old/.libs --json
   bench-degraded --sizes 8x4,12x6 --lmc 1
+  bench-degraded --lmc 1 --plugin-option polish_kicks=200 \\
+      --baseline-plugin-dir .libs
 """
 
 import argparse
@@ -38,10 +40,12 @@ import json
 import re
 
 from osmoffset import benchcells
-from osmoffset.benchreport import (add_run_options, interruptible,
-                                   parse_and_measure, require_plugins)
+from osmoffset.benchreport import (UsageError, add_run_options,
+                                   interruptible, parse_and_measure,
+                                   require_plugins)
 from osmoffset.degraded import (cell_figures, make_fabric, make_tasks,
                                 report)
+from osmoffset.fabricsuite import check_plugin_options
 
 PROG = "bench-degraded"
 
@@ -87,6 +91,11 @@ def parse_args(argv):
     ap.add_argument("--baseline-plugin-dir", metavar="DIR",
                     help="also route with the libosmoffset.so in DIR "
                     "(another build, for A/B)")
+    ap.add_argument("--plugin-option", action="append", default=[],
+                    metavar="KEY=VAL",
+                    help="event_plugin_options token for the osmoffset "
+                    "column (repeatable; osm-sim --plugin-option); the "
+                    "baseline keeps its plugin's defaults")
     ap.add_argument("--lmc", type=int, default=0, metavar="N",
                     help="LMC the fabrics are routed at (0-3, default 0); "
                     "above 0 the figures are of traffic striped over every "
@@ -100,6 +109,10 @@ def parse_args(argv):
         ap.error("--remove must be between 0 and 1")
     if not 0 <= args.lmc <= 3:
         ap.error("--lmc: %d is out of range 0..3" % args.lmc)
+    try:
+        check_plugin_options(args.plugin_option)
+    except UsageError as exc:
+        ap.error(str(exc))
     require_plugins(ap, [benchcells.plugin_dir()] + (
         [args.baseline_plugin_dir] if args.baseline_plugin_dir else []))
     return args
@@ -117,7 +130,7 @@ def measure(args, out):
                          "net": make_fabric(out, leaves, spines, seed,
                                             args.remove)})
     tasks = make_tasks(out, rows, configs, args.optimum_max_hosts,
-                       args.lmc)
+                       args.lmc, {"osmoffset": args.plugin_option})
     for (i, name), r in benchcells.run_all(tasks, args.jobs).items():
         rows[i][name] = cell_figures(r)
     return [n for n, _ in configs], rows
