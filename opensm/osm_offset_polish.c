@@ -1670,8 +1670,8 @@ static int restore_entry(struct polish *p, const struct undo *u)
  * a random host's LID (offsets from first_offset), whose flows cross a
  * link at its round's busiest load (hot_entry()), move to a random other
  * port as short that the polish may take (other_path()), whatever that
- * does to the rounds.  Each goes on the undo list.  Returns how many
- * moved.
+ * does to the rounds.  Each goes on the undo list; each try counts as
+ * one link load of work.  Returns how many moved.
  */
 static unsigned kick_entries(struct polish *p, unsigned size, uint32_t *x)
 {
@@ -1688,6 +1688,7 @@ static unsigned kick_entries(struct polish *p, unsigned size, uint32_t *x)
 		unsigned lid = net->host_lid[h] + o, port, n = 0;
 		struct path cur, alt;
 
+		p->work++;
 		if (!p->source[s] || net->host_sw[h] == s ||
 		    !hot_entry(p, s, h, o, &cur))
 			continue;
@@ -1734,7 +1735,8 @@ static int take_back_kick(struct polish *p, const double *kept)
  * kick (rescue()'s rules: a group below it weighs RESCUE_WEIGHT times
  * more, the others may give up what they gained since).  The moves stay
  * where no group ends below its floor and the steering cells gained in
- * all; else they are taken back.  On the budget the caller gives.
+ * all; else they are taken back.  On the budget the caller gives; the
+ * search ends at a kick that finds no entry to move.
  */
 static void kick_search(struct polish *p, unsigned kicks, uint64_t budget,
 			struct oo_polish_result *res)
@@ -1755,8 +1757,9 @@ static void kick_search(struct polish *p, unsigned kicks, uint64_t budget,
 		memcpy(kept, p->group_eff, bytes);
 		memcpy(p->floor, p->group_eff, bytes);
 		p->num_undo = 0;
+		/* none found: no round to gain in, or too few to find */
 		if (!kick_entries(p, OO_POLISH_KICK_SIZE, &x))
-			continue;
+			break;
 		steer(p, &sweeps);
 		if (!p->rescue && !p->overflow &&
 		    sum_eff(p) > before + OO_EVAL_EPSILON) {
@@ -1775,9 +1778,10 @@ static void kick_search(struct polish *p, unsigned kicks, uint64_t budget,
 }
 
 /*
- * The rounds of the cells in memory, the transit traffic and the route
- * counts of the tables as they are: 0, -1 (no memory) or an
- * OO_POLISH_* status where the cells do not fit (p freed then).
+ * The rounds of the cells in memory and the transit traffic of the
+ * tables as they are, room for the route counts, each group's
+ * efficiency and floor: 0, -1 (no memory) or an OO_POLISH_* status
+ * where the cells do not fit (p freed then).
  */
 static int set_up(struct polish *p, const struct oo_eval_net *net,
 		  uint8_t *const *lft, unsigned num_hosts,

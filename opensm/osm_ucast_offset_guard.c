@@ -2902,9 +2902,10 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
  * those the guard judges it on and the polish's sample, none steering.
  * Many kicks find moves that keep a sample of random orders from
  * dropping while random orders at large lose a little (held to the
- * guard's twelve, the kicks cost 20 other random orders 0.0016 on
- * average on docs/degraded.md's trees at LMC 1; with the sample too,
- * 0.0005).  Returns how many; *steer counts those that steer.
+ * guard's twelve, 200 kicks cost 20 other random orders 0.0016 on
+ * average on the trees of docs/degraded.md they changed at LMC 1; with
+ * the sample too, 0.0005).  Returns how many; *steer counts those that
+ * steer.
  */
 static unsigned kick_cells(const struct oo_guard *g,
 			   struct oo_polish_cell *cell, unsigned *steer)
