@@ -804,11 +804,6 @@ unsigned oo_eval_shuffle_runs(const uint32_t *order, const uint32_t *key,
 #define OO_POLISH_TOO_BIG 1
 #define OO_POLISH_BUDGET 2
 #define OO_POLISH_HEAVY 3
-/* oo_polish_kicks(): entries a kick moves, the tries per entry to find
-   one that may move, and the random numbers' seed */
-#define OO_POLISH_KICK_SIZE 4
-#define OO_POLISH_KICK_TRIES 200
-#define OO_POLISH_KICK_SEED 2463534242U
 
 struct oo_polish_cell {
 	const uint32_t *order;		/* host indices */

@@ -88,6 +88,11 @@
 #define TIE_WEIGHT 1e-7
 /* how much more a round of a group below its floor weighs */
 #define RESCUE_WEIGHT 1000.0
+/* entries a kick moves, the tries per entry to find one that may move,
+   and the kicks' random numbers' seed */
+#define KICK_SIZE 4
+#define KICK_TRIES 200
+#define KICK_SEED 2463534242U
 
 struct polish {
 	const struct oo_eval_net *net;
@@ -1680,7 +1685,7 @@ static unsigned kick_entries(struct polish *p, unsigned size, uint32_t *x)
 	unsigned moved = 0, tries;
 	uint8_t cand[UINT8_MAX + 1];
 
-	for (tries = 0; tries < OO_POLISH_KICK_TRIES * size && moved < size;
+	for (tries = 0; tries < KICK_TRIES * size && moved < size;
 	     tries++) {
 		uint32_t s = next_random(x) % net->num_sw;
 		uint32_t h = next_random(x) % p->num_hosts;
@@ -1743,7 +1748,7 @@ static void kick_search(struct polish *p, unsigned kicks, uint64_t budget,
 {
 	size_t bytes = sizeof(double) * p->num_groups;
 	double *kept = malloc(bytes + 1);
-	uint32_t x = OO_POLISH_KICK_SEED;
+	uint32_t x = KICK_SEED;
 
 	if (!kept)
 		return;
@@ -1758,7 +1763,7 @@ static void kick_search(struct polish *p, unsigned kicks, uint64_t budget,
 		memcpy(p->floor, p->group_eff, bytes);
 		p->num_undo = 0;
 		/* none found: no round to gain in, or too few to find */
-		if (!kick_entries(p, OO_POLISH_KICK_SIZE, &x))
+		if (!kick_entries(p, KICK_SIZE, &x))
 			break;
 		steer(p, &sweeps);
 		if (!p->rescue && !p->overflow &&

@@ -1799,12 +1799,18 @@ static void log_polish(const struct oo_guard *g, const char *whose,
 /*
  * The polish's cells: each cell of the guard (those of the base LIDs
  * only, with base_only); one of several orders (random orders, leaves
- * shuffled) as the orders of its own sample, which do not steer.
- * Returns how many; *steer counts those that steer.
+ * shuffled) as the orders of its own sample, which do not steer, and
+ * with judged the orders the guard judges it on before them (the
+ * kicks': many kicks find moves that keep a sample of random orders from
+ * dropping while random orders at large lose a little; held to the
+ * guard's twelve, 200 kicks cost 20 other random orders 0.0016 on
+ * average on the trees of docs/degraded.md they changed at LMC 1, with
+ * the sample too 0.0005).  Returns how many; *steer counts those that
+ * steer.
  */
 static unsigned polish_cells(const struct oo_guard *g, const double *lead,
-			     int base_only, struct oo_polish_cell *cell,
-			     unsigned *steer)
+			     int base_only, int judged,
+			     struct oo_polish_cell *cell, unsigned *steer)
 {
 	unsigned c, i, n = 0;
 
@@ -1812,11 +1818,14 @@ static unsigned polish_cells(const struct oo_guard *g, const double *lead,
 	for (c = 0; c < g->num_cells; c++) {
 		const struct oo_cell *gc = &g->cell[c];
 		int sampled = gc->num_sample > 0;
+		unsigned first = sampled && judged ? gc->num_orders : 0;
+		unsigned num = sampled ? first + gc->num_sample : 1;
 
 		if ((base_only && gc->traffic) || gc->lost_only)
 			continue;
-		for (i = 0; i < (sampled ? gc->num_sample : 1); i++) {
-			cell[n].order = sampled ? gc->sample[i] : gc->order[0];
+		for (i = 0; i < num; i++) {
+			cell[n].order = !sampled ? gc->order[0] :
+			    i < first ? gc->order[i] : gc->sample[i - first];
 			cell[n].n = gc->n;
 			cell[n].traffic = gc->traffic;
 			cell[n].group = c;
@@ -1925,7 +1934,7 @@ static void polish_base_lids(struct oo_guard *g,
 	unsigned n, steer;
 	char what[160];
 
-	n = polish_cells(g, lead, 1, cell, &steer);
+	n = polish_cells(g, lead, 1, 0, cell, &steer);
 	base.lids_per_port = 1;
 	if (before < 0 || oo_polish(&base, g->gn.lft, g->num_hosts, cell, n,
 				    OO_GUARD_POLISH_ENTRIES,
@@ -1993,7 +2002,7 @@ static unsigned polish_in_place(struct oo_guard *g,
 	if (g->net.lids_per_port > 1 && !offsets_only)
 		polish_base_lids(g, st, whose, was, lead, cur, stock, lost,
 				 cell, &first);
-	n = polish_cells(g, lead, 0, cell, &steer);
+	n = polish_cells(g, lead, 0, 0, cell, &steer);
 	if (offsets_only)
 		ret = oo_polish_offsets(&g->net, g->gn.lft, g->num_hosts,
 					cell, n, OO_GUARD_POLISH_ENTRIES,
@@ -2897,45 +2906,6 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 }
 
 /*
- * The kicks' cells (oo_polish_kicks()): each cell of the guard; one of
- * several orders (random orders, leaves shuffled) with all its orders,
- * those the guard judges it on and the polish's sample, none steering.
- * Many kicks find moves that keep a sample of random orders from
- * dropping while random orders at large lose a little (held to the
- * guard's twelve, 200 kicks cost 20 other random orders 0.0016 on
- * average on the trees of docs/degraded.md they changed at LMC 1; with
- * the sample too, 0.0005).  Returns how many; *steer counts those that
- * steer.
- */
-static unsigned kick_cells(const struct oo_guard *g,
-			   struct oo_polish_cell *cell, unsigned *steer)
-{
-	unsigned c, i, n = 0;
-
-	*steer = 0;
-	for (c = 0; c < g->num_cells; c++) {
-		const struct oo_cell *gc = &g->cell[c];
-		int sampled = gc->num_sample > 0;
-		unsigned num = sampled ? gc->num_orders + gc->num_sample : 1;
-
-		if (gc->lost_only)
-			continue;
-		for (i = 0; i < num; i++) {
-			cell[n].order = i < gc->num_orders ? gc->order[i] :
-			    gc->sample[i - gc->num_orders];
-			cell[n].n = gc->n;
-			cell[n].traffic = gc->traffic;
-			cell[n].group = c;
-			cell[n].steer = !sampled;
-			cell[n].lead = 0.0;
-			*steer += (unsigned)cell[n].steer;
-			n++;
-		}
-	}
-	return n;
-}
-
-/*
  * Why the kicked tables in place (scored in after) may not replace those
  * before them (a copy in was, scored in before, stock the stock tables'
  * scores to beat): NULL where they may, as kick_final() says.  Sets *c to
@@ -2971,8 +2941,8 @@ static const char *kicks_refused(struct oo_guard *g,
  * Last, with st->polish_kicks: the tables that stay (those of ours, a mix
  * or the stock ones, polished or not), searched further by kicks
  * (oo_polish_kicks()) over the guard's cells, the random orders as the
- * guard judges them and the polish's sample (kick_cells(); where they do
- * not fit in memory, the check below holds the guard's).
+ * guard judges them and the polish's sample (polish_cells(); where they
+ * do not fit in memory, the check below holds the guard's).
  * The kicked tables go on where they score at least as well in every
  * cell, better on the whole, lose no cell to the stock tables (scored in
  * stock) that the tables before did not, leave no CA LID without a route
@@ -2987,7 +2957,7 @@ static void kick_final(struct oo_guard *g, const struct oo_guard_stages *st,
 	struct oo_eval_score after[OO_GUARD_MAX_CELLS];
 	struct oo_polish_result res;
 	struct oo_polish_cell *cell;
-	const char *why;
+	const char *why, *unfit;
 	uint8_t *was;
 	unsigned n, steer;
 	int c;
@@ -3012,7 +2982,7 @@ static void kick_final(struct oo_guard *g, const struct oo_guard_stages *st,
 	}
 	copy_lfts(g, was, 1);
 	score_tables(g, st, before);
-	n = kick_cells(g, cell, &steer);
+	n = polish_cells(g, NULL, 0, 1, cell, &steer);
 	if (oo_polish_kicks(&g->net, g->gn.lft, g->num_hosts, cell, n,
 			    OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK,
 			    st->polish_kicks, 0, &res)) {
@@ -3020,9 +2990,10 @@ static void kick_final(struct oo_guard *g, const struct oo_guard_stages *st,
 			"memory for the kicks\n");
 		goto out;
 	}
-	if (polish_unfit(&res)) {
+	unfit = polish_unfit(&res);
+	if (unfit) {
 		OSM_LOG(g->log, OSM_LOG_VERBOSE, "osmoffset: stock guard: no "
-			"kicks: %s\n", polish_unfit(&res));
+			"kicks: %s\n", unfit);
 		goto out;
 	}
 	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %u kicks of "
