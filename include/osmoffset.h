@@ -866,6 +866,22 @@ int oo_polish_offsets(const struct oo_eval_net *net, uint8_t *const *lft,
 		      struct oo_polish_result *res);
 
 /*
+ * The route counts evened on tables the polish is done with: entries of
+ * switches with hosts toward ranks' LIDs move to ports as short that the
+ * polish may take (credit loops stay closed as oo_polish() keeps them)
+ * where that lowers the sum of the squares of the route counts, slows no
+ * round of the steering cells (more links at a round's busiest load are
+ * no loss here) and lowers no group of cells; the cells' leads are
+ * ignored.  Within budget link loads.  Returns 0 (res->balanced and
+ * res->moved: the entries moved) or -1 (no memory) with the tables as
+ * they were.
+ */
+int oo_polish_even(const struct oo_eval_net *net, uint8_t *const *lft,
+		   unsigned num_hosts, const struct oo_polish_cell *cells,
+		   unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		   struct oo_polish_result *res);
+
+/*
  * Iterated local search on tables the polish is done with: up to kicks
  * times, a few entries of switches with hosts toward LIDs of offset
  * first_offset or above, on links at their rounds' busiest load, move at

@@ -890,6 +890,9 @@ static int first_loss(const struct oo_guard *g,
 /*
  * The first cell in which tables scored in after lose more flows than,
  * or score lower than, the same tables scored in before; -1 if none.
+ * The cells that count lost flows only (add_lost_only_cells()) drop by
+ * their flows alone: their efficiency, management traffic's, is held by
+ * no polish and judged nowhere else.
  */
 static int first_drop(const struct oo_guard *g,
 		      const struct oo_eval_score *after,
@@ -899,7 +902,8 @@ static int first_drop(const struct oo_guard *g,
 
 	for (c = 0; c < g->num_cells; c++)
 		if (after[c].lost > before[c].lost ||
-		    after[c].eff < before[c].eff - OO_EVAL_EPSILON)
+		    (!g->cell[c].lost_only &&
+		     after[c].eff < before[c].eff - OO_EVAL_EPSILON))
 			return (int)c;
 	return -1;
 }
@@ -2906,16 +2910,16 @@ static void try_variants(struct oo_guard *g, const struct oo_guard_stages *st,
 }
 
 /*
- * Why the kicked tables in place (scored in after) may not replace those
- * before them (a copy in was, scored in before, stock the stock tables'
- * scores to beat): NULL where they may, as kick_final() says.  Sets *c to
- * the cell concerned, or -1.
+ * Why the tables in place after a last step (scored in after) may not
+ * replace those before them (a copy in was, scored in before, stock the
+ * stock tables' scores to beat): NULL where they may, as last_step()
+ * says.  Sets *c to the cell concerned, or -1.
  */
-static const char *kicks_refused(struct oo_guard *g,
-				 const struct oo_guard_stages *st,
-				 const struct oo_eval_score *after,
-				 const struct oo_eval_score *before,
-				 const struct oo_eval_score *stock, int *c)
+static const char *last_step_refused(struct oo_guard *g,
+				     const struct oo_guard_stages *st,
+				     const struct oo_eval_score *after,
+				     const struct oo_eval_score *before,
+				     const struct oo_eval_score *stock, int *c)
 {
 	struct oo_guard_sums sum_after, sum_before;
 
@@ -2937,22 +2941,89 @@ static const char *kicks_refused(struct oo_guard *g,
 	return NULL;
 }
 
+/* The two last steps on the tables that stay (see last_step()). */
+enum last_step_kind { LAST_EVEN, LAST_KICKS };
+
+static const struct last_step_words {
+	int judged;		/* the polish holds the judged random orders */
+	const char *what;	/* the step, for "no ..." */
+	const char *scores;	/* the tables after it, scored */
+	const char *done;	/* the same, going on */
+	const char *undone;	/* its moves, taken back */
+} last_step_words[2] = {
+	{ 0, "evening of the route counts", "evened", "the evened tables",
+	  "the evening of the route counts is" },
+	{ 1, "kicks", "kicked", "the kicked tables", "the kicks are" },
+};
+
 /*
- * Last, with st->polish_kicks: the tables that stay (those of ours, a mix
- * or the stock ones, polished or not), searched further by kicks
- * (oo_polish_kicks()) over the guard's cells, the random orders as the
- * guard judges them and the polish's sample (polish_cells(); where they
- * do not fit in memory, the check below holds the guard's).
- * The kicked tables go on where they score at least as well in every
+ * The step itself on the tables in place, over n cells: 0, or -1 where
+ * there is no memory for it (logged).  Logs what it did.
+ */
+static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
+			 enum last_step_kind kind,
+			 const struct oo_polish_cell *cell, unsigned n,
+			 unsigned steer, struct oo_polish_result *res)
+{
+	const char *budget;
+	int ret;
+
+	if (kind == LAST_EVEN)
+		ret = oo_polish_even(&g->net, g->gn.lft, g->num_hosts, cell, n,
+				     OO_GUARD_POLISH_ENTRIES,
+				     OO_GUARD_POLISH_WORK, res);
+	else
+		ret = oo_polish_kicks(&g->net, g->gn.lft, g->num_hosts, cell,
+				      n, OO_GUARD_POLISH_ENTRIES,
+				      OO_GUARD_POLISH_WORK, st->polish_kicks,
+				      0, res);
+	if (ret) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
+			"memory for the %s\n", last_step_words[kind].what);
+		return -1;
+	}
+	if (polish_unfit(res))
+		return 0;
+	budget = res->status == OO_POLISH_BUDGET ? " (its budget spent)" : "";
+	if (kind == LAST_EVEN)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"route counts of the tables that stay evened where no "
+			"round of the leaf order and its jobs is slower: "
+			"moved %u entries%s\n", res->moved, budget);
+	else
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %u "
+			"kicks of the tables that stay, %u kept, moved %u "
+			"entries%s: the leaf order and its jobs %.4f on "
+			"average, against %.4f\n", res->kicks, res->kicked,
+			res->moved, budget,
+			res->eff_after / (steer ? steer : 1),
+			res->eff_before / (steer ? steer : 1));
+	return 0;
+}
+
+/*
+ * Last, the tables that stay (those of ours, a mix or the stock ones,
+ * polished or not), searched further by one step over the guard's cells:
+ *   LAST_EVEN: their route counts evened (oo_polish_even()), where no
+ *   round of the leaf order and its jobs is slower, over the polish's
+ *   sample of random orders: those the guard judges are left to the check
+ *   below, which a step that fits its sample does not sway;
+ *   LAST_KICKS (with st->polish_kicks): kicks (oo_polish_kicks()) over
+ *   the random orders the guard judges and the polish's sample.
+ * Where those do not fit in memory, the check below holds the guard's
+ * cells.  The new tables go on where they score at least as well in every
  * cell, better on the whole, lose no cell to the stock tables (scored in
  * stock) that the tables before did not, leave no CA LID without a route
  * after the reach pass and close no credit loop the stock tables do not
- * (kicks_refused()); else the tables before go back.  Only where those
- * leave none: the reach pass's fills may hang on the entries that move.
+ * (last_step_refused()); else the tables before go back.  Only where
+ * those leave none: the reach pass's fills may hang on the entries that
+ * move.
  */
-static void kick_final(struct oo_guard *g, const struct oo_guard_stages *st,
-		       const struct oo_eval_score *stock)
+static void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
+		      const struct oo_eval_score *stock,
+		      enum last_step_kind kind)
 {
+	const struct last_step_words *w = &last_step_words[kind];
 	struct oo_eval_score before[OO_GUARD_MAX_CELLS];
 	struct oo_eval_score after[OO_GUARD_MAX_CELLS];
 	struct oo_polish_result res;
@@ -2962,13 +3033,14 @@ static void kick_final(struct oo_guard *g, const struct oo_guard_stages *st,
 	unsigned n, steer;
 	int c;
 
-	if (!st->polish_kicks || !(st->variants & OO_GUARD_POLISH))
+	if (!(st->variants & OO_GUARD_POLISH) ||
+	    (kind == LAST_KICKS && !st->polish_kicks))
 		return;
 	if (lost_ca_lids(g, st) != 0) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
-			"kicks: the tables that stay leave CA LIDs without a "
+			"%s: the tables that stay leave CA LIDs without a "
 			"route after the reach pass, or there is no memory to "
-			"tell\n");
+			"tell\n", w->what);
 		return;
 	}
 	was = malloc(total_lft(g) + 1);
@@ -2977,46 +3049,34 @@ static void kick_final(struct oo_guard *g, const struct oo_guard_stages *st,
 		      sizeof(*cell));
 	if (!was || !cell) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
-			"memory for the kicks\n");
+			"memory for the %s\n", w->what);
 		goto out;
 	}
 	copy_lfts(g, was, 1);
 	score_tables(g, st, before);
-	n = polish_cells(g, NULL, 0, 1, cell, &steer);
-	if (oo_polish_kicks(&g->net, g->gn.lft, g->num_hosts, cell, n,
-			    OO_GUARD_POLISH_ENTRIES, OO_GUARD_POLISH_WORK,
-			    st->polish_kicks, 0, &res)) {
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
-			"memory for the kicks\n");
+	n = polish_cells(g, NULL, 0, w->judged, cell, &steer);
+	if (run_last_step(g, st, kind, cell, n, steer, &res))
 		goto out;
-	}
 	unfit = polish_unfit(&res);
 	if (unfit) {
 		OSM_LOG(g->log, OSM_LOG_VERBOSE, "osmoffset: stock guard: no "
-			"kicks: %s\n", unfit);
+			"%s: %s\n", w->what, unfit);
 		goto out;
 	}
-	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %u kicks of "
-		"the tables that stay, %u kept, moved %u entries%s: the leaf "
-		"order and its jobs %.4f on average, against %.4f\n",
-		res.kicks, res.kicked, res.moved,
-		res.status == OO_POLISH_BUDGET ? " (its budget spent)" : "",
-		res.eff_after / (steer ? steer : 1),
-		res.eff_before / (steer ? steer : 1));
-	if (!res.kicked)
+	if (!res.moved)
 		goto out;
 	score_tables(g, st, after);
-	log_scores(g, "kicked", after);
-	why = kicks_refused(g, st, after, before, stock, &c);
+	log_scores(g, w->scores, after);
+	why = last_step_refused(g, st, after, before, stock, &c);
 	if (!why) {
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
-			"kicked tables go on: at least as good in every cell, "
-			"better on the whole\n");
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s go "
+			"on: at least as good in every cell, better on the "
+			"whole\n", w->done);
 		polish_profiles(g, was);
 		goto out;
 	}
-	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the kicks are "
-		"taken back: %s%s%s\n", why, c >= 0 ? " " : "",
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s taken "
+		"back: %s%s%s\n", w->undone, why, c >= 0 ? " " : "",
 		c >= 0 ? g->cell[c].name : "");
 	copy_lfts(g, was, 0);
 out:
@@ -3412,7 +3472,8 @@ our_hops:
 		our_hops_back(g, st);
 out:
 	if (!ret) {
-		kick_final(g, st, own);
+		last_step(g, st, own, LAST_EVEN);
+		last_step(g, st, own, LAST_KICKS);
 		stock_if_loop_closed(g);
 	}
 	if (own != theirs)

@@ -2216,6 +2216,77 @@ START_TEST(polish_parts_the_routes_a_random_round_runs_at_once)
 }
 END_TEST
 
+/* oo_polish_even() of ev_net's tables over cells, within budget. */
+static struct oo_polish_result ev_even(struct ev_net *e,
+				       const struct oo_polish_cell *cell,
+				       unsigned n, uint64_t budget)
+{
+	struct oo_polish_result res;
+	uint8_t *rows[EV_MAX_SW];
+	unsigned s;
+
+	for (s = 0; s < e->net.num_sw; s++)
+		rows[s] = e->lft[s];
+	ck_assert_int_eq(oo_polish_even(&e->net, rows, e->num_hosts, cell, n,
+					100000, budget, &res), 0);
+	return res;
+}
+
+/*
+ * Leaf 0 sends three remote LIDs over spine 3 and one over spine 4.  A
+ * job on hosts 3, 5, 0 and 4 steers (0.667 however its entries go), a
+ * shuffle of all six does not.  Evening the counts moves host 4's LID
+ * (5) to spine 4: no round of the job is slower, but one has one more
+ * link at its busiest load.  The polish, whose second phase holds the
+ * ties, refuses it, its third phase on or off; oo_polish_even() takes
+ * it.  The mean over all 720 rank orders rises.  With no budget nothing
+ * moves.
+ */
+START_TEST(polish_even_evens_route_counts_past_a_rounds_ties)
+{
+	static const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS] = {
+		{ 0, 0, 1, 0, 0, 0 }, { 0, 1, 0, 0, 0, 1 },
+		{ 0, 1, 1, 0, 0, 0 },
+	};
+	static const uint32_t job[] = { 3, 5, 0, 4 },
+	    shuffle[] = { 4, 3, 5, 2, 0, 1 };
+	struct oo_polish_cell cell[2] = {
+		{ job, 4, 0, 0, 1, 0.0 }, { shuffle, 6, 0, 1, 0, 0.0 },
+	};
+	struct ev_net t, before;
+	struct oo_polish_result res;
+	unsigned s, lid;
+
+	ev_build(&t, 3, up);
+	before = t;
+	ck_assert_double_eq_tol(ev_score(&t, job, 4, 1000).eff, 2.0 / 3,
+				1e-12);
+	ck_assert_double_eq_tol(ev_every_order(&t, 6), 0.696667, 1e-6);
+	res = ev_polish_cells(&t, cell, 2, 100000);
+	ck_assert_uint_eq(res.moved, 0);
+	res = ev_polish_with(&t, cell, 2, 100000, 1000000);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(t.lft, before.lft, sizeof(t.lft)), 0);
+	res = ev_even(&t, cell, 2, 0);
+	ck_assert_uint_eq(res.moved, 0);
+	res = ev_even(&t, cell, 2, 1000000);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.balanced, 1);
+	ck_assert_uint_eq(res.moved, 1);
+	for (s = 0; s < t.net.num_sw; s++)
+		for (lid = 0; lid < 16; lid++)
+			ck_assert_uint_eq(t.lft[s][lid],
+					  s == 0 && lid == 5 ? 4 :
+					  before.lft[s][lid]);
+	ck_assert_double_eq_tol(ev_score(&t, job, 4, 1000).eff, 2.0 / 3,
+				1e-12);
+	ck_assert_double_eq_tol(ev_every_order(&t, 6), 0.706667, 1e-6);
+	/* evened already: nothing more */
+	res = ev_even(&t, cell, 2, 1000000);
+	ck_assert_uint_eq(res.moved, 0);
+}
+END_TEST
+
 /*
  * Of e's tables, only two entries differ from before: switch sw[i]'s for
  * LID lid[i], now port[i].
@@ -4437,6 +4508,7 @@ static Suite *osmoffset_suite(void)
 		       polish_leaves_transit_switches_lost_flows_and_big_nets_alone);
 	tcase_add_test(ev, polish_evens_route_counts_where_no_round_loses);
 	tcase_add_test(ev, polish_parts_the_routes_a_random_round_runs_at_once);
+	tcase_add_test(ev, polish_even_evens_route_counts_past_a_rounds_ties);
 	tcase_add_test(ev, polish_swaps_two_entries_where_no_single_move_gains);
 	tcase_add_test(ev,
 		       polish_spends_a_lead_to_raise_a_group_below_its_floor);
