@@ -169,6 +169,9 @@ struct oo_guard_stages {
 	/* kicks of the last search on the tables that stay (oo_polish_kicks(),
 	   with OO_GUARD_POLISH; 0: none) */
 	unsigned polish_kicks;
+	/* the route counts of the tables that stay evened last, a round's
+	   ties loose (oo_polish_even(), with OO_GUARD_POLISH) */
+	int polish_even;
 	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;
 };

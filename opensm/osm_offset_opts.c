@@ -120,6 +120,7 @@ static const struct on_off_key on_off_keys[] = {
 	{ "digits_apart", offsetof(struct oo_options, digits_apart), 1 },
 	{ "keep_live", offsetof(struct oo_options, keep_live), 1 },
 	{ "polish", offsetof(struct oo_options, polish), 1 },
+	{ "polish_even", offsetof(struct oo_options, polish_even), 1 },
 	{ "spine_cas", offsetof(struct oo_options, spine_cas), 0 },
 	{ "leaf_shuffles", offsetof(struct oo_options, leaf_shuffles), 0 },
 };
@@ -298,8 +299,8 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 	snprintf(err, err_len, "event_plugin_options: unknown key '%s' "
 		 "(known: port_offsetting, hop_tables, stock_guard, "
 		 "reach_all, reach_vls, design_lanes, offsets_apart, "
-		 "digits_apart, keep_live, polish, polish_kicks, "
-		 "spine_cas, leaf_shuffles)", token);
+		 "digits_apart, keep_live, polish, polish_even, "
+		 "polish_kicks, spine_cas, leaf_shuffles)", token);
 	return -1;
 }
 

@@ -202,6 +202,7 @@ static int build_guarded(struct oo_plugin *plugin)
 		.routes_may_loop = !!(plugin->engine_flags &
 				      OO_LFT_TURN_ONCE),
 		.polish_kicks = plugin->opts.polish_kicks,
+		.polish_even = plugin->opts.polish_even,
 	};
 
 	if (!plugin->opts.stock_guard)

@@ -4024,6 +4024,7 @@ static const struct variant_option guard_variants[] = {
 	{ "digits_apart", offsetof(struct oo_options, digits_apart), "ranks" },
 	{ "keep_live", offsetof(struct oo_options, keep_live), "renumber" },
 	{ "polish", offsetof(struct oo_options, polish), "twice" },
+	{ "polish_even", offsetof(struct oo_options, polish_even), "half" },
 };
 
 static int option_field(const struct oo_options *o, size_t field)
@@ -4405,7 +4406,8 @@ START_TEST(polish_kicks_option)
 	parse_bad("polish_kicks=on", "polish_kicks value 'on'");
 	parse_bad("polish_kicks=5 polish_kicks=6", "polish_kicks is given "
 		  "twice, as 5 and as 6");
-	parse_bad("polish_kickz=5", "polish, polish_kicks, spine_cas");
+	parse_bad("polish_kickz=5", "polish, polish_even, polish_kicks, "
+		  "spine_cas");
 }
 END_TEST
 
