@@ -68,7 +68,7 @@ struct oo_options {
 				   stock guard keeps (default 0: none) */
 	int polish_even;	/* the route counts of the tables the
 				   stock guard keeps evened last, a
-				   round's ties loose (default on) */
+				   round's ties loose (default off) */
 };
 
 /*
@@ -97,7 +97,7 @@ struct oo_options {
  *	leaf_shuffles	= on | off  (default off; the same words)
  *	polish_kicks	= 0 .. OO_MAX_POLISH_KICKS  (default 0; kicks of
  *			  the search on the tables the stock guard keeps)
- *	polish_even	= on | off  (default on; the same words as
+ *	polish_even	= on | off  (default off; the same words as
  *			  stock_guard)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.

@@ -120,7 +120,7 @@ static const struct on_off_key on_off_keys[] = {
 	{ "digits_apart", offsetof(struct oo_options, digits_apart), 1 },
 	{ "keep_live", offsetof(struct oo_options, keep_live), 1 },
 	{ "polish", offsetof(struct oo_options, polish), 1 },
-	{ "polish_even", offsetof(struct oo_options, polish_even), 1 },
+	{ "polish_even", offsetof(struct oo_options, polish_even), 0 },
 	{ "spine_cas", offsetof(struct oo_options, spine_cas), 0 },
 	{ "leaf_shuffles", offsetof(struct oo_options, leaf_shuffles), 0 },
 };

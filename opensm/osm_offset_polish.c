@@ -45,7 +45,9 @@
  * follows.  Within the polish that cost its later stages the structured
  * figures they reached from the strict phase's tables, and evening the
  * base LIDs' counts cost striped traffic in random orders, so the stock
- * guard runs it last and keeps it only where every cell it judges holds.
+ * guard runs it last (option polish_even) and keeps it only where every
+ * cell it judges holds.  It holds the steering cells' orders alone:
+ * leaf orders whose leaves come in another order can lose.
  *
  * Even counts are not all a random order wants: two flows of one of its
  * rounds never come from one rank nor go to one rank, so a link whose

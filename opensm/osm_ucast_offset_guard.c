@@ -3045,14 +3045,13 @@ static const struct last_step_words {
 
 /*
  * The step itself on the tables in place, over n cells: 0, or -1 where
- * there is no memory for it (logged).  Logs what it did.
+ * there is no memory for it (logged).
  */
 static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 			 enum last_step_kind kind,
 			 const struct oo_polish_cell *cell, unsigned n,
-			 unsigned steer, struct oo_polish_result *res)
+			 struct oo_polish_result *res)
 {
-	const char *budget;
 	int ret;
 
 	if (kind == LAST_EVEN)
@@ -3064,14 +3063,19 @@ static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 				      n, OO_GUARD_POLISH_ENTRIES,
 				      OO_GUARD_POLISH_WORK, st->polish_kicks,
 				      0, res);
-	if (ret) {
+	if (ret)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
 			"memory for the %s\n", last_step_words[kind].what);
-		return -1;
-	}
-	if (polish_unfit(res))
-		return 0;
-	budget = res->status == OO_POLISH_BUDGET ? " (its budget spent)" : "";
+	return ret;
+}
+
+/* What the step did (res), its steer steering cells, logged. */
+static void log_last_step(const struct oo_guard *g, enum last_step_kind kind,
+			  const struct oo_polish_result *res, unsigned steer)
+{
+	const char *budget = res->status == OO_POLISH_BUDGET ?
+	    " (its budget spent)" : "";
+
 	if (kind == LAST_EVEN)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"route counts of the tables that stay evened where no "
@@ -3085,7 +3089,6 @@ static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 			res->moved, budget,
 			res->eff_after / (steer ? steer : 1),
 			res->eff_before / (steer ? steer : 1));
-	return 0;
 }
 
 /*
@@ -3106,9 +3109,8 @@ static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
  * nor the guard's cells, more of them the fewer the ranks), leave no CA
  * LID without a route after the reach pass and close no credit loop the
  * stock tables do not (last_step_refused()); else the tables before go
- * back.  Only where
- * those leave none: the reach pass's fills may hang on the entries that
- * move.
+ * back.  Only where those leave none: the reach pass's fills may hang on
+ * the entries that move.
  */
 static void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 		      const struct oo_eval_score *stock,
@@ -3157,7 +3159,7 @@ static void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	score_tables(g, st, before);
 	score_check(g, check, nc, check_before, &lost_before);
 	n = polish_cells(g, NULL, 0, w->judged, cell, &steer);
-	if (run_last_step(g, st, kind, cell, n, steer, &res))
+	if (run_last_step(g, st, kind, cell, n, &res))
 		goto out;
 	unfit = polish_unfit(&res);
 	if (unfit) {
@@ -3165,6 +3167,7 @@ static void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 			"%s: %s\n", w->what, unfit);
 		goto out;
 	}
+	log_last_step(g, kind, &res, steer);
 	if (!res.moved)
 		goto out;
 	score_tables(g, st, after);

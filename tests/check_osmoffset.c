@@ -4024,7 +4024,6 @@ static const struct variant_option guard_variants[] = {
 	{ "digits_apart", offsetof(struct oo_options, digits_apart), "ranks" },
 	{ "keep_live", offsetof(struct oo_options, keep_live), "renumber" },
 	{ "polish", offsetof(struct oo_options, polish), "twice" },
-	{ "polish_even", offsetof(struct oo_options, polish_even), "half" },
 };
 
 static int option_field(const struct oo_options *o, size_t field)
@@ -4106,15 +4105,16 @@ START_TEST(design_lanes_option)
 }
 END_TEST
 
-/* The options off by default (spine_cas, leaf_shuffles). */
+/* The options off by default (spine_cas, leaf_shuffles, polish_even). */
 static const struct variant_option guard_extras[] = {
 	{ "spine_cas", offsetof(struct oo_options, spine_cas), "mgmt" },
 	{ "leaf_shuffles", offsetof(struct oo_options, leaf_shuffles),
 	  "some" },
+	{ "polish_even", offsetof(struct oo_options, polish_even), "half" },
 };
 
 /*
- * Off by default (guard_extras): KEY=on turns it alone on, the other one
+ * Off by default (guard_extras): KEY=on turns it alone on, the others
  * off by default staying off, the guard and the polish on.
  */
 static void assert_extra_option(const struct variant_option *v)
@@ -4138,6 +4138,12 @@ END_TEST
 START_TEST(leaf_shuffles_option)
 {
 	assert_extra_option(&guard_extras[1]);
+}
+END_TEST
+
+START_TEST(polish_even_option)
+{
+	assert_extra_option(&guard_extras[2]);
 }
 END_TEST
 
@@ -4490,6 +4496,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, design_lanes_option);
 	tcase_add_test(opt, spine_cas_option);
 	tcase_add_test(opt, leaf_shuffles_option);
+	tcase_add_test(opt, polish_even_option);
 	tcase_add_test(opt, reach_vls_option);
 	tcase_add_test(opt, polish_kicks_option);
 	suite_add_tcase(s, opt);

@@ -817,17 +817,17 @@ def test_polish_kicks_raise_the_tables_that_stay(tmp_path):
 def test_polish_even_evens_the_counts_the_polish_leaves(tmp_path):
     """dir-2level-taper (sim-topologies/), LMC 0.  Its edges have more
     cables to some line boards than to others, and the polish, which holds
-    a round's ties, leaves some cables twice the LIDs of others.  Once the
-    guard has chosen, it evens the route counts with the ties loose and
-    keeps the result only where no cell it scores is lower, the whole
-    higher, and random orders that neither the step nor its cells hold
-    score at least as well: every cell of lft-analyze's at least as high as
-    with polish_even=off, their sum higher, the tables valid and free of
-    credit loops; off runs no such step."""
+    a round's ties, leaves some cables twice the LIDs of others.  With
+    polish_even=on, once the guard has chosen, it evens the route counts
+    with the ties loose and keeps the result only where no cell it scores
+    is lower, the whole higher, and random orders that neither the step
+    nor its cells hold score at least as well: every cell of lft-analyze's
+    at least as high as by default, their sum higher, the tables valid and
+    free of credit loops; by default (off) no such step runs."""
     need_plugin()
     net = fabric_path("dir-2level-taper.net")
-    off = run_options(tmp_path, net, 0, "off", ["polish_even=off"])
-    on = run_options(tmp_path, net, 0, "on", [])
+    off = run_options(tmp_path, net, 0, "off", [])
+    on = run_options(tmp_path, net, 0, "on", ["polish_even=on"])
     before, after = scores(off, 0), scores(on, 0)
     lower = ["%s %s: %.4f < %.4f" % (k[0], k[1], after[k], before[k])
              for k in before if after[k] < before[k] - 1e-9]
