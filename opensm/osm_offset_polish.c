@@ -1601,26 +1601,36 @@ static void balance(struct polish *p, uint64_t budget,
 }
 
 /*
- * Passes of balance_entry() with a round's ties loose (a move slows no
- * round of the steering cells, but may leave more links at a round's
- * busiest load), until one moves nothing or the budget is spent.
+ * Passes of try_entry over every entry with a round's ties loose (a move
+ * slows no round of the steering cells, but may leave more links at a
+ * round's busiest load), on a budget of their own, until one moves
+ * nothing or the budget is spent.  Returns the entries moved.
  */
-static void even_counts(struct polish *p, uint64_t budget,
-			struct oo_polish_result *res)
+static unsigned loose_passes(struct polish *p, uint64_t budget,
+			     try_entry_fn try_entry,
+			     struct oo_polish_result *res)
 {
-	unsigned moved;
+	unsigned moved, total = 0;
 
 	p->loose_ties = 1;
 	p->budget = p->work + budget;
 	do {
-		moved = sweep(p, balance_entry);
-		res->balanced += moved;
-		res->moved += moved;
+		moved = sweep(p, try_entry);
+		total += moved;
 		res->sweeps++;
 	} while (moved && p->work < p->budget);
 	p->loose_ties = 0;
 	if (p->work >= p->budget)
 		res->status = OO_POLISH_BUDGET;
+	res->moved += total;
+	return total;
+}
+
+/* oo_polish_even()'s passes of balance_entry(), ties loose. */
+static void even_counts(struct polish *p, uint64_t budget,
+			struct oo_polish_result *res)
+{
+	res->balanced += loose_passes(p, budget, balance_entry, res);
 }
 
 /*
@@ -1631,21 +1641,9 @@ static void even_counts(struct polish *p, uint64_t budget,
 static void part_pairs(struct polish *p, uint64_t budget,
 		       struct oo_polish_result *res)
 {
-	unsigned moved;
-
 	if (count_from(p))
 		return;
-	p->loose_ties = 1;
-	p->budget = p->work + budget;
-	do {
-		moved = sweep(p, part_entry);
-		res->parted += moved;
-		res->moved += moved;
-		res->sweeps++;
-	} while (moved && p->work < p->budget);
-	p->loose_ties = 0;
-	if (p->work >= p->budget)
-		res->status = OO_POLISH_BUDGET;
+	res->parted += loose_passes(p, budget, part_entry, res);
 }
 
 /*

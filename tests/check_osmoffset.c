@@ -1928,6 +1928,15 @@ START_TEST(eval_finds_the_lids_a_flow_loses)
 }
 END_TEST
 
+/* ev_net's rows of tables, for the polish to change. */
+static void ev_rows(struct ev_net *e, uint8_t **rows)
+{
+	unsigned s;
+
+	for (s = 0; s < e->net.num_sw; s++)
+		rows[s] = e->lft[s];
+}
+
 /* The polish of ev_net's tables over cells, its last phase on loose. */
 static struct oo_polish_result
 ev_polish_with(struct ev_net *e, const struct oo_polish_cell *cell,
@@ -1935,10 +1944,8 @@ ev_polish_with(struct ev_net *e, const struct oo_polish_cell *cell,
 {
 	struct oo_polish_result res;
 	uint8_t *rows[EV_MAX_SW];
-	unsigned s;
 
-	for (s = 0; s < e->net.num_sw; s++)
-		rows[s] = e->lft[s];
+	ev_rows(e, rows);
 	ck_assert_int_eq(oo_polish(&e->net, rows, e->num_hosts, cell, n,
 				   entries, 1000000, loose, &res), 0);
 	return res;
@@ -2223,10 +2230,8 @@ static struct oo_polish_result ev_even(struct ev_net *e,
 {
 	struct oo_polish_result res;
 	uint8_t *rows[EV_MAX_SW];
-	unsigned s;
 
-	for (s = 0; s < e->net.num_sw; s++)
-		rows[s] = e->lft[s];
+	ev_rows(e, rows);
 	ck_assert_int_eq(oo_polish_even(&e->net, rows, e->num_hosts, cell, n,
 					100000, budget, &res), 0);
 	return res;
@@ -2550,10 +2555,8 @@ static struct oo_polish_result ev_kicks(struct ev_net *e,
 {
 	struct oo_polish_result res;
 	uint8_t *rows[EV_MAX_SW];
-	unsigned s;
 
-	for (s = 0; s < e->net.num_sw; s++)
-		rows[s] = e->lft[s];
+	ev_rows(e, rows);
 	ck_assert_int_eq(oo_polish_kicks(&e->net, rows, e->num_hosts, cell, n,
 					 100000, budget, kicks, first_offset,
 					 &res), 0);

@@ -785,6 +785,13 @@ def test_leaf_shuffles_reach_first_weighs_the_mix(tmp_path):
     assert an.valid and an.credit_loops() is None
 
 
+def assert_none_lower(before, after):
+    """No cell of scores() after below its figure before."""
+    lower = ["%s %s: %.4f < %.4f" % (k[0], k[1], after[k], before[k])
+             for k in before if after[k] < before[k] - 1e-9]
+    assert not lower, "\n".join(lower)
+
+
 def test_polish_kicks_raise_the_tables_that_stay(tmp_path):
     """bench-degraded's 8x4 tree of seed 1 (5 % of the cables cut), LMC 1.
     By default the polish stops where no single move or swap gains; with
@@ -799,9 +806,7 @@ def test_polish_kicks_raise_the_tables_that_stay(tmp_path):
     plain = run_options(tmp_path, net, 1, "plain", [])
     kicked = run_options(tmp_path, net, 1, "kicked", ["polish_kicks=200"])
     before, after = scores(plain, 1), scores(kicked, 1)
-    lower = ["%s %s: %.4f < %.4f" % (k[0], k[1], after[k], before[k])
-             for k in before if after[k] < before[k] - 1e-9]
-    assert not lower, "\n".join(lower)
+    assert_none_lower(before, after)
     assert before[("leaf order", "spread")] == pytest.approx(0.661, abs=5e-4)
     assert after[("leaf order", "spread")] == pytest.approx(0.672, abs=5e-4)
     assert sum(after.values()) > sum(before.values()) + 0.01
@@ -829,9 +834,7 @@ def test_polish_even_evens_the_counts_the_polish_leaves(tmp_path):
     off = run_options(tmp_path, net, 0, "off", [])
     on = run_options(tmp_path, net, 0, "on", ["polish_even=on"])
     before, after = scores(off, 0), scores(on, 0)
-    lower = ["%s %s: %.4f < %.4f" % (k[0], k[1], after[k], before[k])
-             for k in before if after[k] < before[k] - 1e-9]
-    assert not lower, "\n".join(lower)
+    assert_none_lower(before, after)
     assert sum(after.values()) > sum(before.values()) + 1e-4
     lines = guard_lines(on)
     moved = [re.search(r"the route counts of the tables that stay evened "
