@@ -353,6 +353,21 @@ static void assign_switch_keys(struct oo_guard *g)
 }
 
 /*
+ * The ranks of leaf_order shuffled with seed (oo_eval_shuffle()), in a
+ * new array (room for every host), or NULL where there is no memory.
+ */
+static uint32_t *shuffled_ranks(const struct oo_guard *g, uint64_t seed)
+{
+	uint32_t *order = malloc(sizeof(uint32_t) * (g->num_hosts + 1));
+
+	if (!order)
+		return NULL;
+	memcpy(order, g->leaf_order, sizeof(uint32_t) * g->num_ranks);
+	oo_eval_shuffle(order, g->num_ranks, seed);
+	return order;
+}
+
+/*
  * The ranks of leaf_order with the leaves shuffled (leaf_shuffled, seeds
  * 101 on for the guard, 201 on for the polish), where at least two leaves
  * have ranks.  Returns 0, or -1 with no memory.
@@ -421,13 +436,9 @@ static int make_orders(struct oo_guard *g)
 	for (h = 0; h < g->num_hosts; h++)
 		g->num_ranks += g->job_sw[g->host_sw[h]];
 	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++) {
-		g->random_order[i] = malloc(sizeof(uint32_t) *
-					    (g->num_hosts + 1));
+		g->random_order[i] = shuffled_ranks(g, i + 1);
 		if (!g->random_order[i])
 			return -1;
-		memcpy(g->random_order[i], g->leaf_order,
-		       sizeof(uint32_t) * g->num_ranks);
-		oo_eval_shuffle(g->random_order[i], g->num_ranks, i + 1);
 	}
 	return g->leaf_shuffles ? shuffle_leaves(g) : 0;
 }
@@ -2932,7 +2943,7 @@ static unsigned check_orders(const struct oo_guard *g, uint32_t ***orders)
 	*orders = NULL;
 	if (g->num_ranks < 2)
 		return 0;
-	n = sq ? (unsigned)(OO_GUARD_CHECK_FLOWS / sq) : 0;
+	n = (unsigned)(OO_GUARD_CHECK_FLOWS / sq);
 	if (n < OO_GUARD_CHECK_MIN)
 		n = OO_GUARD_CHECK_MIN;
 	if (n > OO_GUARD_CHECK_MAX)
@@ -2941,13 +2952,9 @@ static unsigned check_orders(const struct oo_guard *g, uint32_t ***orders)
 	if (!*orders)
 		return 0;
 	for (i = 0; i < n; i++) {
-		(*orders)[i] = malloc(sizeof(uint32_t) * g->num_ranks);
+		(*orders)[i] = shuffled_ranks(g, OO_GUARD_CHECK_SEED + i);
 		if (!(*orders)[i])
 			break;
-		memcpy((*orders)[i], g->leaf_order,
-		       sizeof(uint32_t) * g->num_ranks);
-		oo_eval_shuffle((*orders)[i], g->num_ranks,
-				OO_GUARD_CHECK_SEED + i);
 	}
 	return i;
 }
@@ -2962,14 +2969,14 @@ static void free_check_orders(uint32_t **orders, unsigned n)
 }
 
 /*
- * The tables in place over the n random orders of the check: the mean
- * efficiency of base LIDs into eff[0], of striped traffic (LMC > 0) into
- * eff[1], and the flows lost into *lost.
+ * The tables in place over the n (> 0) random orders of the check: the
+ * mean efficiency of base LIDs into eff[0], of striped traffic (LMC > 0)
+ * into eff[1], and the flows lost into *lost.
  */
 static void score_check(struct oo_guard *g, uint32_t *const *orders,
 			unsigned n, double eff[2], uint64_t *lost)
 {
-	uint64_t budget = n ? OO_GUARD_BUDGET * OO_GUARD_POLISH_SEEDS / n : 0;
+	uint64_t budget = OO_GUARD_BUDGET * OO_GUARD_POLISH_SEEDS / n;
 	struct oo_eval_score one;
 	unsigned i, t;
 
