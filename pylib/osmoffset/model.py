@@ -40,7 +40,7 @@ __all__ = ["ORDERS", "JOBS", "K_UNLINKED", "K_SWITCH", "K_HOST", "K_DOWN",
            "is_aggregation_node", "natural_key", "Host", "FabricModel"]
 
 # rank orders (set_ranks): the host order before any job is cut from it
-ORDERS = ("leaf", "random", "leaf-shuffled")
+ORDERS = ("leaf", "random", "leaf-shuffled", "file")
 # jobs: the fraction of the hosts a job takes
 JOBS = {"quarter": 4, "half": 2}
 
@@ -350,7 +350,11 @@ class FabricModel:
         order shuffled with self.seed; 'leaf-shuffled': each leaf's hosts
         together as in it, the leaves shuffled by Python's
         random.Random(self.seed) (rankorder.shuffle_leaves(), as
-        rank-order writes it).  SHARP aggregation nodes and the
+        rank-order writes it); 'file': each leaf's hosts together and by
+        port, the leaves in the order the topology file first lists their
+        switches (an ibnetdiscover dump's, OpenSM's subnet.lst's: an
+        analyzer or scheduler that walks the file).  SHARP aggregation
+        nodes and the
         CAs cabled to spines or cores (management HCAs: on switches the
         plugin's tree ranking takes for no leaf, see osmoffset.leaves) are
         left out of both, as the plugin's stock guard leaves them out of
@@ -401,6 +405,14 @@ class FabricModel:
                     self.seed), dtype=np.int64)
                 self.rank_source = (f"leaf order, leaves shuffled (seed "
                                     f"{self.seed})")
+            elif order == "file":
+                pos = {g: i for i, g in enumerate(self.topo.nodes)}
+                ranks = np.array(sorted(
+                    compute, key=lambda i: (
+                        pos[self.sw_nodes[self.hosts[i].leaf].guid],
+                        self.hosts[i].leaf_port)), dtype=np.int64)
+                self.rank_source = ("leaf order, leaves in the topology "
+                                    "file's order")
             else:
                 self.rank_source = "topology order"
             if skipped:

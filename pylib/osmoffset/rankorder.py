@@ -19,6 +19,10 @@ order is a list of those hosts, rank 0 first:
           takes the leaves in an order of its own (the dump's, the
           switches' GUIDs').  The routing's leaf order is one of many.
   guid    by port GUID: what a scheduler that sorts by GUID or LID gives.
+  file    the hosts grouped by leaf and by port as in leaf, the leaves in
+          the order the topology file first lists their switches (an
+          ibnetdiscover dump's, OpenSM's subnet.lst's): an analyzer or
+          scheduler that walks the file.
 
 read_hostfile() reads an MPI hostfile into a rank order (see its text for
 the rule every osmoffset tool follows).
@@ -37,7 +41,7 @@ __all__ = ["ORDERS", "Host", "hosts_of", "job_hosts", "order_hosts",
            "read_hostfile", "shuffle_leaves",
            "host_name", "format_order", "natural_key", "natural_shuffle"]
 
-ORDERS = ("leaf", "random", "leaf-shuffled", "guid")
+ORDERS = ("leaf", "random", "leaf-shuffled", "guid", "file")
 
 
 def natural_key(text):
@@ -57,12 +61,13 @@ def natural_shuffle(items, seed, name=str):
 class Host:
     """One CA port cabled to a switch."""
     __slots__ = ("guid", "node_guid", "port", "desc", "leaf", "leaf_port",
-                 "lid")
+                 "lid", "leaf_pos")
 
     def __init__(self, guid, node_guid, port, desc, leaf, leaf_port, lid):
         self.guid, self.node_guid, self.port = guid, node_guid, port
         self.desc, self.leaf, self.leaf_port = desc, leaf, leaf_port
         self.lid = lid
+        self.leaf_pos = 0   # its switch's place in the topology file
 
     def __repr__(self):
         return "Host(%r, 0x%016x)" % (self.desc, self.guid)
@@ -71,6 +76,7 @@ class Host:
 def hosts_of(topo: Topology) -> List[Host]:
     """Every CA port of topo that is cabled to a switch, in leaf order."""
     out = []
+    pos = {g: i for i, g in enumerate(topo.nodes)}
     for n in topo.cas():
         r = topo.links.get((n.guid, n.port)) if n.port else None
         if r is None:
@@ -81,6 +87,7 @@ def hosts_of(topo: Topology) -> List[Host]:
             continue
         out.append(Host(n.guid, n.node_guid, n.port or 1, n.desc, r[0], r[1],
                         n.lid))
+        out[-1].leaf_pos = pos[r[0]]
     if not out:
         raise InputError(topo.path, 0, "no host (CA port cabled to a "
                          "switch) in the topology")
@@ -134,6 +141,9 @@ def order_hosts(hosts: List[Host], how: str, seed: int = 1) -> List[Host]:
         return shuffle_leaves(hosts, lambda h: h.leaf, seed)
     if how == "guid":
         return sorted(hosts, key=lambda h: h.guid)
+    if how == "file":
+        return sorted(hosts, key=lambda h: (h.leaf_pos, h.leaf_port,
+                                            h.guid))
     if how == "random":
         out = list(hosts)
         random.Random(seed).shuffle(out)

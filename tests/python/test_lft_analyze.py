@@ -634,6 +634,69 @@ def test_leaf_shuffled_order_keeps_each_leaf_together():
         ["h5", "h6", "h3", "h4"]
 
 
+def reordered_jobs_net(tmp_path):
+    """jobs4x2.net with its leaves listed leaf3, leaf1, leaf4, leaf2 (each
+    switch keeping its GUID, switchguid=), the spines and CAs as before."""
+    with open(fx("jobs4x2.net")) as f:
+        blocks = f.read().split("\n\n")
+    sw = {b.split('"')[1]: b for b in blocks if b.startswith("Switch")}
+    guid = {n: 0x200000 + i for i, n in enumerate(
+        ["leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2"])}
+    rest = [b for b in blocks if not b.startswith("Switch")]
+    order = ["leaf3", "leaf1", "leaf4", "leaf2", "spine1", "spine2"]
+    text = "\n\n".join(rest[:1] + ["switchguid=0x%x\n%s" % (guid[n], sw[n])
+                                   for n in order] + rest[1:])
+    net = tmp_path / "jobs4x2-reordered.net"
+    net.write_text(text)
+    return str(net)
+
+
+def test_file_order_takes_the_leaves_as_the_file_lists_them(tmp_path):
+    """'file': each leaf's hosts together and by port, the leaves in the
+    order the topology file first lists their switches; the SHARP node
+    still runs no rank.  In jobs4x2.net that is the leaf order; with its
+    leaves listed leaf3, leaf1, leaf4, leaf2 (same GUIDs, same LFTs) the
+    ranks follow, and a half job takes the first two of those leaves."""
+    assert names(jobs(order="file")) == names(jobs())
+    net = reordered_jobs_net(tmp_path)
+    an = analyse("jobs4x2-aligned.lfts.dump", net, bisections=0,
+                 order="file")
+    assert an.result["valid"]
+    assert names(an) == ["h5", "h6", "h1", "h2", "h7", "h8", "h3", "h4"]
+    assert an.result["rank_order"] == ("leaf order, leaves in the topology "
+                                       "file's order, 1 SHARP aggregation "
+                                       "node left out")
+    half = analyse("jobs4x2-aligned.lfts.dump", net, bisections=0,
+                   order="file", job="half", job_index=0)
+    assert names(half) == ["h5", "h6", "h1", "h2"]
+    # the routing's leaf order does not depend on the file's
+    assert names(analyse("jobs4x2-aligned.lfts.dump", net,
+                         bisections=0)) == names(jobs())
+
+
+def test_rank_order_writes_lft_analyzes_file_order(tmp_path):
+    """rank-order --order file writes the order lft-analyze --order file
+    ranks: the hostfile scores exactly as the option."""
+    net = reordered_jobs_net(tmp_path)
+    rank_order = os.path.join(TOP, "scripts", "rank-order")
+    hf = tmp_path / "hosts"
+    p = subprocess.run([sys.executable, rank_order, "--topology", net,
+                        "--order", "file", "-o", str(hf)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert hf.read_text().split() == ["h5", "h6", "h1", "h2", "h7", "h8",
+                                      "h3", "h4"]
+    base = ["--lfts", fx("jobs4x2-aligned.lfts.dump"), "--topology", net,
+            "--bisections", "0", "--json"]
+    rc, out, _ = run_tool(*base, "--order", "file")
+    assert rc == 0
+    rc, out2, _ = run_tool(*base, "--hostfile", str(hf))
+    assert rc == 0
+    a, b = json.loads(out), json.loads(out2)
+    assert a["ranks"] == b["ranks"] == 8
+    assert a["shift"] == b["shift"]
+
+
 def test_rank_order_writes_lft_analyzes_leaf_shuffled_order(tmp_path):
     """rank-order --order leaf-shuffled and lft-analyze --order
     leaf-shuffled take the same order for the same seed: the hostfile

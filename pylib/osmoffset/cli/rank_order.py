@@ -21,6 +21,9 @@ Orders (--order):
           --seed (a scheduler that keeps a leaf's hosts together but takes
           the leaves in an order of its own: the dump's, by switch GUID)
   guid    by port GUID (what sorting by GUID or LID gives)
+  file    each leaf's hosts together as in leaf, the leaves in the order
+          the topology file first lists their switches (an analyzer or
+          scheduler that walks an ibnetdiscover dump or subnet.lst)
 
 The hosts are the compute nodes: SHARP aggregation nodes and the CAs
 cabled to spines or cores (management HCAs: on switches the plugin's tree
@@ -73,7 +76,8 @@ def build_parser():
                         "net file")
     p.add_argument("--order", default="leaf", choices=rankorder.ORDERS,
                    help="leaf (routing order, default), random, "
-                        "leaf-shuffled or guid")
+                        "leaf-shuffled, guid or file (the leaves in the "
+                        "order the topology file lists them)")
     p.add_argument("--seed", type=int, default=1, metavar="S",
                    help="seed of --order random and leaf-shuffled "
                         "(default 1)")
