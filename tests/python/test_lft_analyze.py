@@ -674,51 +674,50 @@ def test_file_order_takes_the_leaves_as_the_file_lists_them(tmp_path):
                          bisections=0)) == names(jobs())
 
 
-def test_rank_order_writes_lft_analyzes_file_order(tmp_path):
-    """rank-order --order file writes the order lft-analyze --order file
-    ranks: the hostfile scores exactly as the option."""
-    net = reordered_jobs_net(tmp_path)
+def assert_hostfile_scores_as_option(tmp_path, topo, order, names_,
+                                     job=()):
+    """rank-order with the order arguments order writes the hosts names_
+    into a hostfile, and lft-analyze scores that hostfile exactly as the
+    same order arguments (more lft-analyze arguments in job); returns
+    lft-analyze's JSON of the option."""
     rank_order = os.path.join(TOP, "scripts", "rank-order")
     hf = tmp_path / "hosts"
-    p = subprocess.run([sys.executable, rank_order, "--topology", net,
-                        "--order", "file", "-o", str(hf)],
+    p = subprocess.run([sys.executable, rank_order, "--topology", topo] +
+                       list(order) + ["-o", str(hf)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert hf.read_text().split() == ["h5", "h6", "h1", "h2", "h7", "h8",
-                                      "h3", "h4"]
-    base = ["--lfts", fx("jobs4x2-aligned.lfts.dump"), "--topology", net,
-            "--bisections", "0", "--json"]
-    rc, out, _ = run_tool(*base, "--order", "file")
+    assert hf.read_text().split() == names_
+    base = ["--lfts", fx("jobs4x2-aligned.lfts.dump"), "--topology", topo,
+            "--bisections", "0", "--json"] + list(job)
+    rc, out, _ = run_tool(*base, *order)
     assert rc == 0
     rc, out2, _ = run_tool(*base, "--hostfile", str(hf))
     assert rc == 0
     a, b = json.loads(out), json.loads(out2)
-    assert a["ranks"] == b["ranks"] == 8
+    assert a["ranks"] == b["ranks"]
     assert a["shift"] == b["shift"]
+    return a
+
+
+def test_rank_order_writes_lft_analyzes_file_order(tmp_path):
+    """rank-order --order file writes the order lft-analyze --order file
+    ranks: the hostfile scores exactly as the option."""
+    a = assert_hostfile_scores_as_option(
+        tmp_path, reordered_jobs_net(tmp_path), ["--order", "file"],
+        ["h5", "h6", "h1", "h2", "h7", "h8", "h3", "h4"])
+    assert a["ranks"] == 8
 
 
 def test_rank_order_writes_lft_analyzes_leaf_shuffled_order(tmp_path):
     """rank-order --order leaf-shuffled and lft-analyze --order
     leaf-shuffled take the same order for the same seed: the hostfile
     scores exactly as the option."""
-    topo = fx("jobs4x2.net")
-    rank_order = os.path.join(TOP, "scripts", "rank-order")
-    hf = tmp_path / "hosts"
-    p = subprocess.run([sys.executable, rank_order, "--topology", topo,
-                        "--order", "leaf-shuffled", "--seed", "3", "-o",
-                        str(hf)], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    assert hf.read_text().split() == ["h7", "h8", "h1", "h2", "h5", "h6",
-                                      "h3", "h4"]
-    base = ["--lfts", fx("jobs4x2-aligned.lfts.dump"), "--topology", topo,
-            "--bisections", "0", "--json", "--job", "half"]
-    rc, out, _ = run_tool(*base, "--order", "leaf-shuffled", "--seed", "3")
-    assert rc == 0
-    rc, out2, _ = run_tool(*base, "--hostfile", str(hf))
-    assert rc == 0
-    a, b = json.loads(out), json.loads(out2)
-    assert a["ranks"] == b["ranks"] == 4
-    assert a["shift"] == b["shift"]
+    a = assert_hostfile_scores_as_option(
+        tmp_path, fx("jobs4x2.net"),
+        ["--order", "leaf-shuffled", "--seed", "3"],
+        ["h7", "h8", "h1", "h2", "h5", "h6", "h3", "h4"],
+        job=["--job", "half"])
+    assert a["ranks"] == 4
     assert a["rank_order"].startswith("leaf order, leaves shuffled (seed "
                                       "3)")
 
