@@ -58,7 +58,7 @@
 /*
  * Leaf orders whose leaves come in another order (each leaf's hosts still
  * together): a scheduler or an analyzer that groups ranks by leaf need not
- * take the leaves in the order of their host names, and tables that fit
+ * take the leaves in the routing's order (by switch name), and tables that fit
  * that one order can lose to stock's in the others (a 12x6 tree short of
  * cables: 0.437 against 0.542).  The guard scores the leaf order, its
  * quarter and its half jobs over OO_GUARD_LEAF_SEEDS such shuffles (seeds

@@ -35,10 +35,21 @@
 
 static const struct oo_guard *sort_guard;
 
+/* A switch's node description, "" where OpenSM has none. */
+static const char *switch_name(const struct oo_guard *g, uint32_t s)
+{
+	const char *desc = g->sw[s]->p_node->print_desc;
+
+	return desc ? desc : "";
+}
+
 /*
- * Hosts grouped by switch, switches by their first host name; the hosts
- * that run jobs (those of the leaves) first, those cabled to spines or
- * cores (management HCAs) after them, whatever their names.
+ * Hosts grouped by switch, the leaves by their names, then by their first
+ * host name (the LFT build's routing order); the hosts that run jobs
+ * (those of the leaves) first, those cabled to spines or cores
+ * (management HCAs) after them, by their first host name.  With the
+ * option spine_cas those rank too, and come first, as in the routing
+ * order.
  */
 static int cmp_leaf_order(const void *a, const void *b)
 {
@@ -48,8 +59,18 @@ static int cmp_leaf_order(const void *a, const void *b)
 	int r;
 
 	if (sx != sy) {
-		if (g->job_sw[sx] != g->job_sw[sy])
-			return g->job_sw[sx] ? -1 : 1;
+		if (g->job_sw[sx] != g->job_sw[sy]) {
+			int first = g->spine_cas ? !g->job_sw[sx] :
+			    g->job_sw[sx];
+
+			return first ? -1 : 1;
+		}
+		if (g->job_sw[sx]) {
+			r = oo_natural_cmp(switch_name(g, sx),
+					   switch_name(g, sy));
+			if (r)
+				return r;
+		}
 		r = oo_natural_cmp(g->host_key[x], g->host_key[y]);
 		if (r)
 			return r;
@@ -191,17 +212,14 @@ static int shuffle_leaves(struct oo_guard *g)
  * before "node001").  Their LIDs are still routed and checked
  * (lost_ca_lids()).  Where fewer than two leaves have hosts
  * (oo_rank_job_switches()), or with the option spine_cas, every host
- * runs a rank.
+ * runs a rank (with spine_cas those CAs first, cmp_leaf_order()).
  */
 int make_orders(struct oo_guard *g)
 {
 	unsigned h, i;
 
 	g->leaf_order = calloc(g->num_hosts + 1, sizeof(*g->leaf_order));
-	if (!g->spine_cas)
-		g->job_sw = find_job_switches(g);
-	else if ((g->job_sw = malloc(g->num_sw + 1)))
-		memset(g->job_sw, 1, g->num_sw + 1);
+	g->job_sw = find_job_switches(g);
 	if (!g->leaf_order || !g->job_sw)
 		return -1;
 	for (h = 0; h < g->num_hosts; h++)
@@ -212,7 +230,7 @@ int make_orders(struct oo_guard *g)
 	      cmp_leaf_order);
 	sort_guard = NULL;
 	for (h = 0; h < g->num_hosts; h++)
-		g->num_ranks += g->job_sw[g->host_sw[h]];
+		g->num_ranks += g->spine_cas || g->job_sw[g->host_sw[h]];
 	for (i = 0; i < OO_GUARD_SEEDS + OO_GUARD_POLISH_SEEDS; i++) {
 		g->random_order[i] = shuffled_ranks(g, i + 1);
 		if (!g->random_order[i])

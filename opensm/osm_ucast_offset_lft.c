@@ -39,7 +39,8 @@ struct oo_dest {
 	osm_port_t *port;
 	const char *desc;
 	osm_switch_t *leaf;	/* switch it hangs off, or itself */
-	const char *leaf_key;	/* sort key of that switch */
+	const char *leaf_name;	/* that switch's node description */
+	const char *leaf_key;	/* its first host name */
 	uint16_t min_lid;
 	uint16_t max_lid;
 	uint16_t target_lid;	/* base LID of leaf, for the hop tables */
@@ -48,6 +49,8 @@ struct oo_dest {
 	uint8_t is_switch;
 	uint8_t kind;		/* routing order: hosts, then SHARP
 				   aggregation nodes, then switches */
+	uint8_t off_leaf;	/* a host on a switch the tree takes for
+				   no leaf (a management HCA on a spine) */
 	uint8_t counted;	/* adds to the switches' path counts */
 };
 
@@ -212,6 +215,9 @@ static void fill_dest(struct oo_dest *d, osm_port_t *port)
 		d->leaf = remote->p_node->sw;
 		d->leaf_port = osm_physp_get_port_num(remote);
 	}
+	d->leaf_name = "";
+	if (d->leaf && d->leaf->p_node->print_desc)
+		d->leaf_name = d->leaf->p_node->print_desc;
 	if (d->leaf)
 		d->target_lid =
 		    cl_ntoh16(osm_node_get_base_lid(d->leaf->p_node, 0));
@@ -227,11 +233,18 @@ static int cmp_by_leaf(const void *a, const void *b)
 }
 
 /*
- * The routing order: end ports grouped by the switch they hang off, the
- * switches in the order of the first host name behind them, the ports of
- * one switch by port number; SHARP aggregation nodes (no compute hosts)
- * after them and switches' own ports last.  This follows the
- * order in which MPI usually numbers its ranks and does not depend on GUIDs.
+ * The routing order: end ports grouped by the switch they hang off.  The
+ * hosts of the leaves in the order of their switches' names (node
+ * descriptions, natural sort: IBLEAF-2 before IBLEAF-10), switches of
+ * one name in the order of the first host name behind them; before them
+ * the hosts of switches that are no leaves (management HCAs on spines or
+ * cores), by the first host name of their switch, where "mgmt01" before
+ * "node001" put them when every switch went by its first host name.  The
+ * ports of one switch by port number; SHARP aggregation nodes (no compute
+ * hosts) after the hosts, by the first host name of their switch, and
+ * switches' own ports last.  Ranks grouped by leaf, the leaves as
+ * ibswitches, a dump or a topology.conf written from it lists them by
+ * name; it does not depend on GUIDs where names tell the switches apart.
  */
 static int cmp_routing_order(const void *a, const void *b)
 {
@@ -240,12 +253,21 @@ static int cmp_routing_order(const void *a, const void *b)
 
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
+	if (x->off_leaf != y->off_leaf)
+		return x->off_leaf ? -1 : 1;
+	if (!x->kind && !x->off_leaf && x->leaf != y->leaf) {
+		r = oo_natural_cmp(x->leaf_name, y->leaf_name);
+		if (r)
+			return r;
+	}
 	r = oo_natural_cmp(x->leaf_key, y->leaf_key);
 	if (r)
 		return r;
 	if (x->leaf != y->leaf) {
-		uint64_t gx = cl_ntoh64(osm_node_get_node_guid(x->leaf->p_node));
-		uint64_t gy = cl_ntoh64(osm_node_get_node_guid(y->leaf->p_node));
+		uint64_t gx, gy;
+
+		gx = cl_ntoh64(osm_node_get_node_guid(x->leaf->p_node));
+		gy = cl_ntoh64(osm_node_get_node_guid(y->leaf->p_node));
 		return gx < gy ? -1 : 1;
 	}
 	if (x->leaf_port != y->leaf_port)
@@ -306,7 +328,6 @@ static int collect_dests(struct oo_build *b)
 	}
 	b->num_dests = n;
 	assign_leaf_keys(b->dests, n);
-	qsort(b->dests, n, sizeof(*b->dests), cmp_routing_order);
 	return 0;
 }
 
@@ -1733,6 +1754,27 @@ static int index_targets(struct oo_build *b)
 }
 
 /*
+ * Put the destinations in routing order (cmp_routing_order()), once the
+ * tree tells which switches are leaves.
+ */
+static int sort_dests(struct oo_build *b)
+{
+	unsigned i;
+
+	for (i = 0; i < b->num_dests; i++) {
+		struct oo_dest *d = &b->dests[i];
+		int idx;
+
+		if (d->kind || !d->leaf)
+			continue;
+		idx = switch_index(&b->tree, d->leaf);
+		d->off_leaf = idx >= 0 && b->tree.info[idx].level > 0;
+	}
+	qsort(b->dests, b->num_dests, sizeof(*b->dests), cmp_routing_order);
+	return 0;
+}
+
+/*
  * The digit each destination takes at each level, (rank / divisor) mod
  * slots, computed once for all switches; oo_offset_slot() places the
  * further LID offsets around it.
@@ -1948,11 +1990,12 @@ static int alloc_down_cap(struct oo_build *b)
 
 static int prepare_build(struct oo_build *b)
 {
-	if (collect_dests(b) || group_dests(b))
+	if (collect_dests(b) || build_tree(b) || sort_dests(b) ||
+	    group_dests(b))
 		return -1;
 	b->used_port = calloc((size_t)b->num_dests * b->lids_per_port + 1, 1);
-	if (!b->used_port || build_tree(b) ||
-	    index_targets(b) || tabulate_slots(b) || fill_leaf_slots(b))
+	if (!b->used_port || index_targets(b) || tabulate_slots(b) ||
+	    fill_leaf_slots(b))
 		return -1;
 	if (alloc_plans(b))
 		return -1;

@@ -33,7 +33,8 @@ import numpy as np
 from .fabric import InputError, Lfts, Topology
 from .leaves import is_aggregation_node, off_leaf_switches
 from .progress import Progress
-from .rankorder import natural_key, read_hostfile, shuffle_leaves
+from .rankorder import (natural_key, read_hostfile, routing_order_key,
+                        shuffle_leaves)
 
 __all__ = ["ORDERS", "JOBS", "K_UNLINKED", "K_SWITCH", "K_HOST", "K_DOWN",
            "K_PORT0", "K_NOENTRY", "KIND_TEXT", "DROP_PORT",
@@ -325,21 +326,16 @@ class FabricModel:
         return kind, ridx, link
 
     # ------------------------------------------------------------------
-    @staticmethod
-    def _host_order(hosts):
+    def _host_order(self, hosts):
         """Sort key of the topology order, the plugin's routing order: hosts
-        grouped by their leaf switch, leaves in the order of the first host
-        name behind them, hosts by port; SHARP aggregation nodes last."""
-        first = {}
-        for h in hosts:
-            if is_aggregation_node(h.desc):
-                continue
-            k = natural_key(h.desc)
-            if h.leaf not in first or k < first[h.leaf]:
-                first[h.leaf] = k
-        return lambda h: (is_aggregation_node(h.desc),
-                          first.get(h.leaf, natural_key(h.desc)), h.leaf,
-                          h.leaf_port)
+        grouped by their switch, leaves in the order of their names, then
+        of the first host name behind them, hosts by port; management HCAs
+        on spines or cores first, SHARP aggregation nodes last
+        (rankorder.routing_order_key())."""
+        off = off_leaf_switches(self.topo)
+        return routing_order_key(hosts, lambda s: self.sw_nodes[s].desc,
+                                 lambda s: s,
+                                 lambda s: self.sw_nodes[s].guid in off)
 
     def set_ranks(self, hostfile=None, order="leaf", job=None, job_index=0,
                   spine_cas=False):
@@ -365,8 +361,9 @@ class FabricModel:
         job 'quarter' / 'half': only the contiguous block number job_index
         (0-based) of len // 4 / len // 2 ranks of that order runs.
         spine_cas (no hostfile): the CAs on spines or cores rank too, in
-        their place in the topology order (by their names: "mgmt01" sorts
-        before "node001")."""
+        their place in the topology order: first, by their names (where
+        "mgmt01" before "node001" put them when every switch went by its
+        first host name)."""
         if order not in ORDERS:
             raise InputError("--order", 0, f"unknown rank order {order!r} "
                              f"(known: {', '.join(ORDERS)})")

@@ -3,14 +3,14 @@
 The hosts of a topology are its CA ports that are cabled to a switch.  An
 order is a list of those hosts, rank 0 first:
 
-  leaf    routing order: hosts grouped by the switch they hang off, those
-          switches in the order of the first host name behind them (natural
-          sort, so h2 < h10), hosts of one switch by switch port number;
-          SHARP aggregation nodes last (they name no switch: the first
-          host name of a switch is that of a host), as lft-analyze ranks
-          them.  osmoffset's coordinated rule spreads the destinations in
-          this order, so a shift alltoall in it is free of link contention
-          on a full fat tree.
+  leaf    routing order: hosts grouped by the switch they hang off, the
+          leaves in the order of their names (node descriptions, natural
+          sort, so IBLEAF-2 < IBLEAF-10), leaves of one name in the order
+          of the first host name behind them, hosts of one switch by switch
+          port number; management HCAs on spines first, SHARP aggregation
+          nodes last, as lft-analyze ranks them (routing_order_key()).  osmoffset's coordinated rule spreads
+          the destinations in this order, so a shift alltoall in it is free
+          of link contention on a full fat tree.
   random  the hosts shuffled by Python's random.Random(seed).
   leaf-shuffled
           the hosts grouped by leaf as in leaf, the leaves in an order
@@ -38,7 +38,7 @@ from .fabric import InputError, Topology
 from .leaves import is_aggregation_node, off_leaf_switches
 
 __all__ = ["ORDERS", "Host", "hosts_of", "job_hosts", "order_hosts",
-           "read_hostfile", "shuffle_leaves",
+           "read_hostfile", "routing_order_key", "shuffle_leaves",
            "host_name", "format_order", "natural_key", "natural_shuffle"]
 
 ORDERS = ("leaf", "random", "leaf-shuffled", "guid", "file")
@@ -56,6 +56,32 @@ def natural_shuffle(items, seed, name=str):
     out = sorted(items, key=lambda x: natural_key(name(x)))
     random.Random(seed).shuffle(out)
     return out
+
+
+def routing_order_key(hosts, switch_name, switch_rank, off_leaf):
+    """Sort key of the routing order (the plugin's, order 'leaf') over
+    hosts, objects with .desc, .leaf and .leaf_port: grouped by switch,
+    the leaves by their names (switch_name(h.leaf), natural sort), leaves
+    of one name by the first host name behind them (SHARP aggregation
+    nodes name none), then by switch_rank(h.leaf); before the leaves the
+    switches that are none (off_leaf(h.leaf): management HCAs on spines
+    or cores), by their first host name; hosts of one switch by port;
+    SHARP aggregation nodes last."""
+    first: Dict[object, list] = {}
+    for h in hosts:
+        if is_aggregation_node(h.desc):
+            continue
+        k = natural_key(h.desc)
+        if h.leaf not in first or k < first[h.leaf]:
+            first[h.leaf] = k
+
+    def key(h):
+        agg, off = is_aggregation_node(h.desc), off_leaf(h.leaf)
+        return (agg, not off,
+                [] if agg or off else natural_key(switch_name(h.leaf)),
+                first.get(h.leaf, natural_key(h.desc)),
+                switch_rank(h.leaf), h.leaf_port)
+    return key
 
 
 class Host:
@@ -91,16 +117,10 @@ def hosts_of(topo: Topology) -> List[Host]:
     if not out:
         raise InputError(topo.path, 0, "no host (CA port cabled to a "
                          "switch) in the topology")
-    first: Dict[int, list] = {}
-    for h in out:
-        if is_aggregation_node(h.desc):
-            continue
-        k = natural_key(h.desc)
-        if h.leaf not in first or k < first[h.leaf]:
-            first[h.leaf] = k
-    out.sort(key=lambda h: (is_aggregation_node(h.desc),
-                            first.get(h.leaf, natural_key(h.desc)), h.leaf,
-                            h.leaf_port, h.guid))
+    off = off_leaf_switches(topo)
+    key = routing_order_key(out, lambda s: topo.nodes[s].desc,
+                            lambda s: s, lambda s: s in off)
+    out.sort(key=lambda h: (key(h), h.guid))
     return out
 
 

@@ -585,3 +585,56 @@ def test_short_leaf_lids_split_evenly_over_live_spines(tmp_path):
         assert r["valid"] and not r["credit_loop"], r["problems"][:3]
     assert result["guarded"]["shift"]["spread"]["efficiency"] == \
         pytest.approx(0.657, abs=5e-4)
+
+
+def rename_hosts(net, out, names):
+    """net with its hosts renamed (names: old name -> new name), every
+    quoted mention of them (node lines and switch ports) alike."""
+    with open(net) as f:
+        text = f.read()
+    for old, new in names.items():
+        text = text.replace('"%s"' % old, '"@%s"' % new)
+    with open(out, "w") as f:
+        f.write(text.replace('"@', '"'))
+
+
+def test_routing_order_takes_leaves_by_switch_name(tmp_path):
+    """3 leaves of 5 hosts under 4 spines, routed as generated (host names
+    in the order of the leaves' names) and with the hosts of leaf-000 and
+    leaf-002 trading names (h0000-h0004 now behind leaf-002).  The routing
+    order takes the leaves by their switch names whatever their hosts are
+    called, so port offsetting's tables (stock_guard=off shows the rule)
+    are the same entry for entry.  By the first host name, as before, the
+    renamed leaf-000 came last: its hosts' ranks 10-14 gave digits 2, 3,
+    0, 1, 2 mod 4 slots, not 0, 1, 2, 3, 0.  lft-analyze's and
+    rank-order's leaf order is the same: leaf-000's hosts first."""
+    if plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+    net = str(tmp_path / "t3x5.net")
+    p = run_script(GEN_FABRIC, [
+        "2level", "--leaves", "3", "--spines", "4", "--hosts-per-leaf", "5",
+        "-o", net])
+    assert p.returncode == 0, p.stderr
+    swapped = str(tmp_path / "t3x5-swapped.net")
+    names = {"h%04d" % i: "h%04d" % (i + 10) for i in range(5)}
+    names.update({"h%04d" % (i + 10): "h%04d" % i for i in range(5)})
+    rename_hosts(net, swapped, names)
+    runs = {}
+    for name, path in (("generated", net), ("swapped", swapped)):
+        out = str(tmp_path / name)
+        runs[name] = SimRun(path, "updn", 0, name, out, run_osm_sim([
+            "--net", path, "--out", out, "--lmc", "0", "--quiet",
+            "--no-ibroute", "--port-offsetting", "on", "--plugin-dir",
+            plugin_dir(), "--plugin-option", "stock_guard=off"])
+        ).require_ok()
+    topo = runs["swapped"].topo
+    first = topo.find("h0000")
+    assert topo.links[(first.guid, 1)][0] == topo.find("leaf-002").guid
+    gen, swp = (lft_map(runs[n].lfts) for n in ("generated", "swapped"))
+    assert gen == swp
+    an = Analysis(topo, runs["swapped"].lfts, bisections=0)
+    leaves = [topo.nodes[an.sw_nodes[an.hosts[i].leaf].guid].desc
+              for i in an.ranks]
+    assert leaves == ["leaf-000"] * 5 + ["leaf-001"] * 5 + ["leaf-002"] * 5
+    assert [an.hosts[i].desc for i in an.ranks[:5]] == \
+        ["h%04d" % i for i in range(10, 15)]

@@ -699,6 +699,31 @@ def assert_hostfile_scores_as_option(tmp_path, topo, order, names_,
     return a
 
 
+def renamed_jobs_net(tmp_path):
+    """jobs4x2.net with the hosts of leaf1 and leaf4 trading names (h7, h8
+    now behind leaf1, h1, h2 behind leaf4), the GUIDs and LFTs as before."""
+    with open(fx("jobs4x2.net")) as f:
+        text = f.read()
+    for old, new in (("h1", "h7"), ("h2", "h8"), ("h7", "h1"), ("h8", "h2")):
+        text = text.replace('"%s"' % old, '"@%s"' % new)
+    net = tmp_path / "jobs4x2-renamed.net"
+    net.write_text(text.replace('"@', '"'))
+    return str(net)
+
+
+def test_leaf_order_takes_the_leaves_by_switch_name(tmp_path):
+    """'leaf', the routing order: the leaves by their switch names, not by
+    the first host name behind them (which put leaf4, now holding h1, first
+    before 2026-11-29); rank-order writes the same order."""
+    net = renamed_jobs_net(tmp_path)
+    an = analyse("jobs4x2-aligned.lfts.dump", net, bisections=0)
+    assert an.result["valid"]
+    assert names(an) == ["h7", "h8", "h3", "h4", "h5", "h6", "h1", "h2"]
+    assert_hostfile_scores_as_option(
+        tmp_path, net, ["--order", "leaf"],
+        ["h7", "h8", "h3", "h4", "h5", "h6", "h1", "h2"])
+
+
 def test_rank_order_writes_lft_analyzes_file_order(tmp_path):
     """rank-order --order file writes the order lft-analyze --order file
     ranks: the hostfile scores exactly as the option."""

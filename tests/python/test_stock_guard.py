@@ -58,8 +58,8 @@ def guard_shuffle(order, seed):
 def guard_orders(an, seeds=GUARD_SEEDS):
     """The guard's rank orders over the analyzer's hosts: (name, list of
     orders), the random ones of seeds (the polish holds POLISH_SEEDS).  The leaf order is lft-analyze's topology order, which is the
-    plugin's routing order: hosts grouped by switch, switches in the order
-    of the first host name behind them, hosts by port."""
+    plugin's routing order: hosts grouped by switch, switches by name (then
+    by the first host name behind them), hosts by port."""
     leaf = [int(r) for r in an.ranks]
     n = len(leaf)
     out = [("leaf order", [leaf])]

@@ -68,7 +68,8 @@ def parse_args(argv):
     ap.add_argument("--order", choices=ORDERS, default="leaf",
                     help="rank order without --hostfile: 'leaf' = topology "
                     "order, ranks grouped by leaf switch, leaves in the "
-                    "order of their first host name, as the plugin routes "
+                    "order of their switch names (then of their first host "
+                    "name), as the plugin routes "
                     "(default); 'random' = that order shuffled with --seed; "
                     "'leaf-shuffled' = each leaf's ranks together, the "
                     "leaves shuffled with --seed (as rank-order --order "

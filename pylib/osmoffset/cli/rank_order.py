@@ -12,8 +12,9 @@ docs/simulated-alltoall.md: a random order costs 2-3x on a full fat tree).
 
 Orders (--order):
   leaf    routing order (default): hosts grouped by the switch they hang
-          off, those switches in the order of the first host name behind
-          them, hosts of one switch by port number: the order in which
+          off, those switches in the order of their names (then of the
+          first host name behind them), hosts of one switch by port
+          number: the order in which
           osmoffset's coordinated rule spreads destinations
   random  shuffled with --seed
   leaf-shuffled
