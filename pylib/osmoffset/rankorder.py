@@ -8,9 +8,10 @@ order is a list of those hosts, rank 0 first:
           sort, so IBLEAF-2 < IBLEAF-10), leaves of one name in the order
           of the first host name behind them, hosts of one switch by switch
           port number; management HCAs on spines first, SHARP aggregation
-          nodes last, as lft-analyze ranks them (routing_order_key()).  osmoffset's coordinated rule spreads
-          the destinations in this order, so a shift alltoall in it is free
-          of link contention on a full fat tree.
+          nodes last, as lft-analyze ranks them (routing_order_key()).
+          osmoffset's coordinated rule spreads the destinations in this
+          order, so a shift alltoall in it is free of link contention on a
+          full fat tree.
   random  the hosts shuffled by Python's random.Random(seed).
   leaf-shuffled
           the hosts grouped by leaf as in leaf, the leaves in an order
