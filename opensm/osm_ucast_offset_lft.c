@@ -1757,7 +1757,7 @@ static int index_targets(struct oo_build *b)
  * Put the destinations in routing order (cmp_routing_order()), once the
  * tree tells which switches are leaves.
  */
-static int sort_dests(struct oo_build *b)
+static void sort_dests(struct oo_build *b)
 {
 	unsigned i;
 
@@ -1771,7 +1771,6 @@ static int sort_dests(struct oo_build *b)
 		d->off_leaf = idx >= 0 && b->tree.info[idx].level > 0;
 	}
 	qsort(b->dests, b->num_dests, sizeof(*b->dests), cmp_routing_order);
-	return 0;
 }
 
 /*
@@ -1990,8 +1989,10 @@ static int alloc_down_cap(struct oo_build *b)
 
 static int prepare_build(struct oo_build *b)
 {
-	if (collect_dests(b) || build_tree(b) || sort_dests(b) ||
-	    group_dests(b))
+	if (collect_dests(b) || build_tree(b))
+		return -1;
+	sort_dests(b);
+	if (group_dests(b))
 		return -1;
 	b->used_port = calloc((size_t)b->num_dests * b->lids_per_port + 1, 1);
 	if (!b->used_port || index_targets(b) || tabulate_slots(b) ||

@@ -149,6 +149,18 @@ def run_osm_sim(args, env=None, timeout=300):
     return run_script(OSM_SIM, args, env, timeout)
 
 
+def rename_hosts(net, out, names):
+    """Write net to out with its nodes renamed (names: old name -> new
+    name; names may trade places), every quoted mention of them (node
+    lines and switch ports) alike."""
+    with open(net) as f:
+        text = f.read()
+    for old, new in names.items():
+        text = text.replace('"%s"' % old, '"@%s"' % new)
+    with open(out, "w") as f:
+        f.write(text.replace('"@', '"'))
+
+
 def fabric_path(name):
     """Path of a curated fabric; OSMOFFSET_E2E_FABRICS (colon-separated
     paths) replaces the curated list, for trying other fabrics."""

@@ -19,8 +19,8 @@ import os
 import pytest
 
 from conftest import (GEN_FABRIC, PLUGIN_SKIP_REASON, SimRun, e2e_fabrics,
-                      fabric_id, fabric_path, plugin_dir, run_osm_sim,
-                      run_script)
+                      fabric_id, fabric_path, plugin_dir, rename_hosts,
+                      run_osm_sim, run_script)
 from osmoffset import checks, fabric
 from osmoffset.analyze import Analysis
 
@@ -585,17 +585,6 @@ def test_short_leaf_lids_split_evenly_over_live_spines(tmp_path):
         assert r["valid"] and not r["credit_loop"], r["problems"][:3]
     assert result["guarded"]["shift"]["spread"]["efficiency"] == \
         pytest.approx(0.657, abs=5e-4)
-
-
-def rename_hosts(net, out, names):
-    """net with its hosts renamed (names: old name -> new name), every
-    quoted mention of them (node lines and switch ports) alike."""
-    with open(net) as f:
-        text = f.read()
-    for old, new in names.items():
-        text = text.replace('"%s"' % old, '"@%s"' % new)
-    with open(out, "w") as f:
-        f.write(text.replace('"@', '"'))
 
 
 def test_routing_order_takes_leaves_by_switch_name(tmp_path):

@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "pylib"))
 
+from conftest import rename_hosts  # noqa: E402
 from osmoffset.analyze import Analysis  # noqa: E402
 from osmoffset.fabric import (InputError, load_lfts,  # noqa: E402
                               load_topology,
@@ -702,13 +703,10 @@ def assert_hostfile_scores_as_option(tmp_path, topo, order, names_,
 def renamed_jobs_net(tmp_path):
     """jobs4x2.net with the hosts of leaf1 and leaf4 trading names (h7, h8
     now behind leaf1, h1, h2 behind leaf4), the GUIDs and LFTs as before."""
-    with open(fx("jobs4x2.net")) as f:
-        text = f.read()
-    for old, new in (("h1", "h7"), ("h2", "h8"), ("h7", "h1"), ("h8", "h2")):
-        text = text.replace('"%s"' % old, '"@%s"' % new)
-    net = tmp_path / "jobs4x2-renamed.net"
-    net.write_text(text.replace('"@', '"'))
-    return str(net)
+    net = str(tmp_path / "jobs4x2-renamed.net")
+    rename_hosts(fx("jobs4x2.net"), net,
+                 {"h1": "h7", "h2": "h8", "h7": "h1", "h8": "h2"})
+    return net
 
 
 def test_leaf_order_takes_the_leaves_by_switch_name(tmp_path):
