@@ -1109,13 +1109,21 @@ struct oo_sl_map {
 };
 
 /*
- * oo_reach_fill() with up to vls virtual lanes (1..OO_MAX_REACH_VLS): after
- * the loop-free passes on VL0, each LID still with holes is filled toward
- * a turn switch all the same, and every route that only the new entries
- * deliver (from a switch that did not reach the LID before) is given the
- * lowest SL above 0 on whose lane the dependencies of the routes given it
- * stay acyclic.  A LID whose new routes do not all find a lane gets no
- * fill.  The routes that reached the LID before keep their way and VL0.
+ * oo_reach_fill() with up to vls virtual lanes (1..OO_MAX_REACH_VLS): the
+ * pass as OpenSM runs it.  After the loop-free passes on VL0, each hole
+ * left that traffic from a CA runs into gets one entry where that closes
+ * no loop: the port to a neighbouring switch that delivers the LID (a
+ * turn switch's fills take the port the hole sends the switch's own LID
+ * by, and the other of a doubled cable is a channel of its own).
+ * oo_reach_fill() and oo_reach_fill_no_retry(), the stock guard's
+ * measures but with the option leaf_shuffles, leave this step out, so the
+ * tables the guard keeps only gain entries by it.  Then each LID still
+ * with holes is filled toward a turn switch all the same, and every route
+ * that only the new entries deliver (from a switch that did not reach the
+ * LID before) is given the lowest SL above 0 on whose lane the
+ * dependencies of the routes given it stay acyclic.  A LID whose new
+ * routes do not all find a lane gets no fill.  The routes that reached
+ * the LID before keep their way and VL0.
  * map (empty on entry; oo_sl_map_free() it) gets the SLs.  vls 1: no
  * layered pass.  Last, at LMC > 0, a LID still short of some HCA (a SHARP
  * node's LID: of some CA) takes the entries of the LID of its port that

@@ -671,6 +671,135 @@ static int fill_holes_apart(const struct oo_reach_net *net,
 }
 
 /*
+ * The rank of port p of hole h as the way on for a LID of dest: the
+ * hops from the switch behind it to the LID's delivery, then its CA
+ * ports (an empty edge switch carries the least traffic of its own);
+ * UINT32_MAX when p leads to no switch that delivers the LID.  Call
+ * after walk_all().
+ */
+static uint32_t port_rank(const struct oo_reach_net *net,
+			  const struct reach_work *w, uint32_t h,
+			  uint32_t dest, unsigned lid, unsigned p)
+{
+	uint32_t t = net->next[(size_t)h * net->stride + p];
+	int hops;
+
+	if (t == OO_EVAL_NONE || t == h || w->state[t] != WALK_OK)
+		return UINT32_MAX;
+	hops = hops_along(net, t, lid, dest, 1);
+	if (hops < 0 || hops > 0xff)
+		return UINT32_MAX;
+	return (uint32_t)hops << 24 | (w->cas[t] < 0xffffff ?
+					w->cas[t] : 0xffffff);
+}
+
+/*
+ * Add to g the dependencies a new entry of switch h for lid brings: those
+ * of its route on from h, and at h those of the routes of the switches
+ * whose entries lead into it (the rest of the tables is as before).
+ * Returns as oo_cdg_add_route(), every route added taken back unless 1.
+ */
+static int add_entry_dependencies(const struct oo_reach_net *net,
+				  struct oo_cdg *g, uint32_t h, unsigned lid)
+{
+	unsigned q;
+	int ok;
+
+	oo_cdg_begin(g);
+	ok = oo_cdg_add_route(g, h, lid);
+	for (q = 1; q < net->stride && ok > 0; q++) {
+		size_t at = (size_t)h * net->stride + q;
+		uint32_t u = net->next[at];
+
+		if (u != OO_EVAL_NONE && u != h &&
+		    entry(net, u, lid) == net->rport[at])
+			ok = oo_cdg_add_route(g, u, lid);
+	}
+	if (ok <= 0)
+		oo_cdg_rollback(g);
+	return ok;
+}
+
+/*
+ * Hole h of lid (of dest) filled with one entry: a port to a switch that
+ * delivers the LID, the best ranked first (port_rank()), kept where the
+ * dependencies in g stay acyclic.  A turn switch's fills take the port h
+ * sends that switch's own LID by, one of several where cables are
+ * doubled, and each cable into a switch is a channel of its own: another
+ * may close no loop.  Returns 1 kept, 0 none, -1 with no memory.
+ */
+static int fill_hole_by_port(const struct oo_reach_net *net,
+			     struct reach_work *w, struct oo_cdg *g,
+			     uint32_t dest, unsigned lid, uint32_t h)
+{
+	uint8_t tried[256] = { 0 };
+	unsigned p, tries;
+
+	if (lid >= net->lft_len[h] || net->lft[h][lid] != OO_LFT_NONE)
+		return 0;
+	for (tries = 1; tries < net->stride && tries < 256; tries++) {
+		uint32_t rank, best_rank = UINT32_MAX;
+		unsigned best = 0;
+		size_t start = w->num_fills;
+		int ok;
+
+		for (p = 1; p < net->stride && p < 256; p++) {
+			if (tried[p])
+				continue;
+			rank = port_rank(net, w, h, dest, lid, p);
+			if (rank < best_rank) {
+				best_rank = rank;
+				best = p;
+			}
+		}
+		if (!best)
+			return 0;
+		tried[best] = 1;
+		if (reserve_fills(w, 1))
+			return -1;
+		record_fill(net, w, h, lid, (uint8_t)best);
+		ok = add_entry_dependencies(net, g, h, lid);
+		if (ok > 0)
+			return 1;
+		undo_fills(net, w, start);
+		if (ok < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The holes of a LID of d that traffic still runs into, each filled with
+ * one entry toward a neighbour that delivers the LID (fill_hole_by_port()).
+ * Returns the entries kept, or -1 with no memory.
+ */
+static int fill_holes_by_port(const struct oo_reach_net *net,
+			      struct reach_work *w, struct oo_cdg *g,
+			      uint32_t d, unsigned offset)
+{
+	unsigned lid = net->dest_lid[d] + offset, n, i;
+	uint32_t *holes;
+	int filled = 0, one;
+
+	walk_all(net, w, d, lid);
+	n = find_needed_holes(net, w, lid);
+	if (!n)
+		return 0;
+	holes = malloc(sizeof(*holes) * n);
+	if (!holes)
+		return -1;
+	memcpy(holes, w->holes, sizeof(*holes) * n);
+	for (i = 0; i < n && filled >= 0; i++) {
+		if (i)
+			walk_all(net, w, d, lid);
+		one = fill_hole_by_port(net, w, g, d, lid, holes[i]);
+		filled = one < 0 ? -1 : filled + one;
+	}
+	free(holes);
+	return filled;
+}
+
+/*
  * One destination's LID filled so that the dependencies in g stay
  * acyclic: toward its best turn switch; where those fills would close a
  * loop, toward the next best that no earlier try took, up to
@@ -1119,6 +1248,54 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
 }
 
 /*
+ * Once every pass has run, each hole left that traffic from a CA runs
+ * into, with one entry toward a neighbour that delivers the LID, where
+ * the dependencies stay acyclic (fill_holes_by_port()): every LID offset
+ * in turn, the base LIDs first, and in each the destinations in fill
+ * order.  Last, so that it takes no fill the passes make.  Returns 0, or
+ * -1 with no memory.
+ */
+static int fill_left_by_port(const struct oo_reach_net *net,
+			     struct reach_work *w, struct oo_reach_result *res)
+{
+	struct oo_cdg g;
+	unsigned o, filled = 0;
+	uint32_t i;
+	int ok = oo_cdg_init(&g, net);
+
+	if (ok <= 0) {
+		/* no memory, or a loop already: no fill can be judged */
+		if (!ok)
+			oo_cdg_free(&g);
+		return ok < 0 ? -1 : 0;
+	}
+	w->from = FROM_CAS;
+	w->retry = 0;
+	for (o = 0; o < net->lids_per_port && ok >= 0; o++)
+		for (i = 0; i < net->num_dests && ok >= 0; i++) {
+			uint32_t d = w->order[i];
+			unsigned lid = net->dest_lid[d] + o;
+			int one;
+
+			if (lid >= w->max_lid || !w->holes_at[lid])
+				continue;
+			one = fill_holes_by_port(net, w, &g, d, o);
+			if (one < 0)
+				ok = -1;
+			else
+				filled += (unsigned)one;
+		}
+	oo_cdg_free(&g);
+	if (ok < 0)
+		return -1;
+	if (filled) {
+		res->filled += filled;
+		res->left = count_holes(net, w, 0);
+	}
+	return 0;
+}
+
+/*
  * Passes in order of need, so that what matters most comes first
  * wherever fills compete for the channel dependencies a loop-free set
  * allows: the holes that traffic from HCAs runs into (from a switch with
@@ -1128,9 +1305,12 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
  * then, for the holes left, toward the next best ones as well (the HCAs'
  * pass tries those for the HCAs' LIDs from the start: the SHARP nodes'
  * fills should not take the loop-free turns the HCAs' own need); then
- * every hole left (a switch's own management traffic).  Where a LID's
- * fills toward the turn switches tried close a loop, its last try is
- * toward a switch its kept fills already turn at (another_turn()).  A
+ * every hole left (a switch's own management traffic); and with by_port
+ * (the pass as OpenSM runs it), last, each hole left that traffic from a
+ * CA runs into with one entry toward a neighbour that delivers the LID
+ * (fill_left_by_port()).  Where a LID's fills toward the turn switches
+ * tried close a loop, its last try is toward a switch its kept fills
+ * already turn at (another_turn()).  A
  * destination's fills in a pass stay or go together, so the HCAs' holes
  * are not put at stake with the SHARP nodes'.  In each pass, the LIDs of
  * the HCAs before those of the SHARP nodes (order_dests()), and the base
@@ -1143,7 +1323,7 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
  */
 static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 		       struct oo_reach_result *res, struct oo_sl_map *map,
-		       int retry, int borrow)
+		       int retry, int borrow, int by_port)
 {
 	static const struct {
 		int from, retry;
@@ -1183,6 +1363,8 @@ static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 			res->cyclic |= one.cyclic;
 		}
 	}
+	if (!ret && by_port && res->left)
+		ret = fill_left_by_port(net, &w, res);
 	if (!ret && map && vls > 1 && res->left)
 		ret = fill_layered(net, &w, vls < OO_MAX_REACH_VLS ? vls :
 				   OO_MAX_REACH_VLS, res, map);
@@ -1205,17 +1387,17 @@ static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 int oo_reach_fill_vls(const struct oo_reach_net *net, unsigned vls,
 		      struct oo_reach_result *res, struct oo_sl_map *map)
 {
-	return fill_passes(net, vls, res, map, 1, 1);
+	return fill_passes(net, vls, res, map, 1, 1, 1);
 }
 
 int oo_reach_fill(const struct oo_reach_net *net,
 		  struct oo_reach_result *res)
 {
-	return fill_passes(net, 1, res, NULL, 1, 0);
+	return fill_passes(net, 1, res, NULL, 1, 0, 0);
 }
 
 int oo_reach_fill_no_retry(const struct oo_reach_net *net,
 			   struct oo_reach_result *res)
 {
-	return fill_passes(net, 1, res, NULL, 0, 0);
+	return fill_passes(net, 1, res, NULL, 0, 0, 0);
 }

@@ -3756,9 +3756,9 @@ struct reach_model {
 	uint8_t *rows[RN_SW];
 	unsigned len[RN_SW];
 	uint16_t sw_lid[RN_SW];
-	uint32_t dest_sw[4];
-	uint8_t dest_port[4];
-	uint16_t dest_lid[4];
+	uint32_t dest_sw[5];
+	uint8_t dest_port[5];
+	uint16_t dest_lid[5];
 	struct oo_reach_net net;
 };
 
@@ -4172,6 +4172,79 @@ static void reach_model_crossed(struct reach_model *m)
 	m->net.num_dests = 4;
 }
 
+/*
+ * reach_model_crossed() with L1 sending m up to S1 as well: S1's other
+ * neighbour then gets to m through S1 alone, and the turn at L0 is the
+ * only way on from S1 (it closes the ring).
+ */
+static void reach_model_crossed_shut(struct reach_model *m)
+{
+	reach_model_crossed(m);
+	m->lft[1][7] = 4;
+}
+
+/*
+ * In reach_model_crossed() S1's hole for m has a way on through L1 (no
+ * turn switch, L1 having no LID of its own) that closes no loop; a second
+ * cable between L0 and S1 (L0 port 2, S1 port 4) is another: the turn at
+ * L0 takes the cable S1 sends L0's own LID by, whose channel closes the
+ * ring, and the other one's does not.
+ */
+START_TEST(reach_fills_a_hole_toward_a_neighbour_by_port)
+{
+	struct reach_model m, before;
+	struct oo_reach_result res;
+	struct oo_sl_map map;
+	unsigned s, lid;
+
+	/* the turn at L0 closes the ring; the guard's measures stop there */
+	reach_model_crossed(&m);
+	ck_assert_int_eq(oo_reach_fill_no_retry(&m.net, &res), 0);
+	ck_assert_uint_eq(res.left, 1);
+	ck_assert_uint_eq(m.lft[3][7], OO_LFT_NONE);
+	reach_model_crossed(&m);
+	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
+	ck_assert_uint_eq(res.left, 1);
+	ck_assert_uint_eq(m.lft[3][7], OO_LFT_NONE);
+	/* the pass as OpenSM runs it sends m from S1 to L1, and L1 up to S0
+	   (one lane) */
+	reach_model_crossed(&m);
+	reach_model_crossed(&before);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
+	ck_assert_ptr_null(map.row);
+	ck_assert_uint_eq(res.left, 0);
+	ck_assert_uint_eq(res.left_ca, 0);
+	ck_assert_uint_eq(res.filled, 1);
+	ck_assert_uint_eq(m.lft[3][7], 2);
+	for (s = 0; s < RN_SW; s++)
+		for (lid = 0; lid < RN_LIDS; lid++)
+			if (s != 3 || lid != 7)
+				ck_assert_uint_eq(m.lft[s][lid],
+						  before.lft[s][lid]);
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	/* L1 sends m over S1: no way on through it */
+	reach_model_crossed_shut(&m);
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
+	ck_assert_uint_eq(res.left, 1);
+	ck_assert_uint_eq(m.lft[3][7], OO_LFT_NONE);
+	/* a second cable L0-S1, and L1 with two CAs (h2 on port 2, LID 2)
+	   ranks after L0: the second cable, not the first */
+	reach_model_crossed(&m);
+	reach_link(&m, 0, 2, 3, 4);
+	m.dest_sw[4] = 1;
+	m.dest_port[4] = 2;
+	m.dest_lid[4] = 2;
+	m.lft[1][2] = 2;
+	m.net.num_dests = 5;
+	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
+	ck_assert_uint_eq(res.left_ca, 0);
+	ck_assert_uint_eq(m.lft[3][7], 4);
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	m.lft[3][7] = 1;
+	ck_assert_int_eq(oo_reach_acyclic(&m.net), 0);
+}
+END_TEST
+
 START_TEST(reach_puts_a_turn_that_closes_a_loop_on_vl1)
 {
 	struct reach_model m, one;
@@ -4181,24 +4254,25 @@ START_TEST(reach_puts_a_turn_that_closes_a_loop_on_vl1)
 	unsigned s, lid;
 
 	/* one lane: the hole stays */
-	reach_model_crossed(&one);
+	reach_model_crossed_shut(&one);
 	ck_assert_int_eq(oo_reach_fill(&one.net, &res), 0);
 	ck_assert_uint_eq(res.left, 1);
 	ck_assert_uint_eq(res.layered, 0);
 	ck_assert_uint_eq(one.lft[3][7], OO_LFT_NONE);
-	/* two lanes: S1 sends m down to L0, and that route takes SL 1 */
-	reach_model_crossed(&m);
+	/* two lanes: S1 sends m down to L0, and the routes from S1 and L1
+	   that only this entry delivers take SL 1 */
+	reach_model_crossed_shut(&m);
 	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 2, &res, &map), 0);
 	ck_assert_uint_eq(res.left, 0);
 	ck_assert_uint_eq(res.left_ca, 0);
 	ck_assert_uint_eq(res.filled, 1);
-	ck_assert_uint_eq(res.layered, 1);
+	ck_assert_uint_eq(res.layered, 2);
 	ck_assert_uint_eq(res.top_sl, 1);
 	ck_assert_uint_eq(m.lft[3][7], 1);
 	for (s = 0; s < RN_SW; s++)
 		for (lid = 0; lid < RN_LIDS; lid++) {
 			ck_assert_uint_eq(oo_sl_map_get(&map, s, lid),
-					  s == 3 && lid == 7);
+					  (s == 3 || s == 1) && lid == 7);
 			if (s != 3 || lid != 7)
 				ck_assert_uint_eq(m.lft[s][lid],
 						  one.lft[s][lid]);
@@ -4222,8 +4296,8 @@ START_TEST(reach_puts_a_turn_that_closes_a_loop_on_vl1)
 	oo_cdg_free(&g);
 	oo_sl_map_free(&map);
 	ck_assert_ptr_null(map.row);
-	/* vls 1 is oo_reach_fill() */
-	reach_model_crossed(&m);
+	/* vls 1: no layered pass */
+	reach_model_crossed_shut(&m);
 	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
 	ck_assert_uint_eq(res.left, 1);
 	ck_assert_ptr_null(map.row);
@@ -4231,13 +4305,16 @@ START_TEST(reach_puts_a_turn_that_closes_a_loop_on_vl1)
 END_TEST
 
 /*
- * reach_model_crossed() at LMC 1: h0 has LIDs 8-9, h1 10-11, m 12-13 and
- * m1 4-5, each routed as its one LID was.  S1 has no entry for m's LIDs,
- * and the only turn, at L0, closes the ring.  With base_reached, S1
- * sends m's base LID 12 down to L1, which sends it up to S0: nothing
- * else is sent from S1 to L1 and on, so no ring closes.
+ * reach_model_crossed_shut() at LMC 1: h0 has LIDs 8-9, h1 10-11, m 12-13
+ * and m1 4-5, each routed as its one LID was.  S1 has no entry for m's
+ * LIDs, and the only way on, the turn at L0, closes the ring.  With
+ * base_reached, L1 sends m's base LID 12 up to S0, and S1 sends it down
+ * to L1: nothing else is sent from S1 to L1 and on, so no ring closes.
+ * Without shut, reach_model_crossed(): L1 sends both of m's LIDs up to
+ * S0, and S1 has that way on for LID 13 too.
  */
-static void reach_model_crossed_lmc(struct reach_model *m, int base_reached)
+static void reach_model_crossed_lmc(struct reach_model *m, int base_reached,
+				    int shut)
 {
 	static const struct {
 		unsigned to, from;
@@ -4247,7 +4324,10 @@ static void reach_model_crossed_lmc(struct reach_model *m, int base_reached)
 	};
 	unsigned s, i;
 
-	reach_model_crossed(m);
+	if (shut)
+		reach_model_crossed_shut(m);
+	else
+		reach_model_crossed(m);
 	for (s = 0; s < RN_SW; s++) {
 		for (i = 0; i < sizeof(moves) / sizeof(moves[0]); i++)
 			m->lft[s][moves[i].to] = m->lft[s][moves[i].from];
@@ -4259,8 +4339,10 @@ static void reach_model_crossed_lmc(struct reach_model *m, int base_reached)
 	m->dest_lid[1] = 10;
 	m->dest_lid[2] = 12;
 	m->net.lids_per_port = 2;
-	if (base_reached)
+	if (base_reached) {
+		m->lft[1][12] = 3;
 		m->lft[3][12] = 2;
+	}
 }
 
 START_TEST(reach_lends_a_lid_the_routes_of_its_ports_other_lid)
@@ -4272,7 +4354,7 @@ START_TEST(reach_lends_a_lid_the_routes_of_its_ports_other_lid)
 	unsigned s, lid;
 
 	/* both of m's LIDs short of S1: neither lends, both holes stay */
-	reach_model_crossed_lmc(&m, 0);
+	reach_model_crossed_lmc(&m, 0, 1);
 	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
 	ck_assert_uint_eq(res.borrowed, 0);
 	ck_assert_uint_eq(res.left_ca, 2);
@@ -4280,15 +4362,15 @@ START_TEST(reach_lends_a_lid_the_routes_of_its_ports_other_lid)
 	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);
 	/* the base LID reaches S1: the guard's measure leaves LID 13's hole
 	   (it weighs tables by what they reach on their own) */
-	reach_model_crossed_lmc(&m, 1);
+	reach_model_crossed_lmc(&m, 1, 1);
 	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
 	ck_assert_uint_eq(res.borrowed, 0);
 	ck_assert_uint_eq(res.left_ca, 1);
 	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);
 	/* the pass on the tables that stay: LID 13 takes the base LID's
 	   entries everywhere */
-	reach_model_crossed_lmc(&m, 1);
-	reach_model_crossed_lmc(&before, 1);
+	reach_model_crossed_lmc(&m, 1, 1);
+	reach_model_crossed_lmc(&before, 1, 1);
 	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
 	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
 	ck_assert_ptr_null(map.row);
@@ -4303,23 +4385,28 @@ START_TEST(reach_lends_a_lid_the_routes_of_its_ports_other_lid)
 					  before.lft[s][lid]);
 	ck_assert_uint_eq(m.lft[3][13], 2);
 	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
-	/* m1 a SHARP node: only it is short of LID 13, which hosts' traffic
-	   reaches; LID 13 keeps its own routes */
-	reach_model_crossed_lmc(&m, 1);
+	/* L1 sends LID 13 up to S0 and m1 is a SHARP node: only it is short
+	   of LID 13, which hosts' traffic reaches; LID 13 keeps its own
+	   routes, and S1 gets the way on through L1 (the pass's last
+	   step) */
+	reach_model_crossed_lmc(&m, 1, 0);
 	m.net.dest_minor = minor;
 	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
 	ck_assert_uint_eq(res.borrowed, 0);
-	ck_assert_uint_eq(res.left_ca, 1);
-	ck_assert_uint_eq(m.lft[3][13], OO_LFT_NONE);
-	/* with a second lane, the layered pass turns LID 13 at L0 on VL1:
-	   it keeps its own way, nothing is borrowed */
-	reach_model_crossed_lmc(&m, 1);
+	ck_assert_uint_eq(res.left_ca, 0);
+	ck_assert_uint_eq(m.lft[3][13], 2);
+	ck_assert_uint_eq(m.lft[1][13], 3);
+	/* with a second lane, the layered pass turns LID 13 at L0 on VL1
+	   (the routes from S1 and from L1): it keeps its own way, nothing
+	   is borrowed */
+	reach_model_crossed_lmc(&m, 1, 1);
 	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 2, &res, &map), 0);
 	ck_assert_uint_eq(res.borrowed, 0);
 	ck_assert_uint_eq(res.left_ca, 0);
-	ck_assert_uint_eq(res.layered, 1);
+	ck_assert_uint_eq(res.layered, 2);
 	ck_assert_uint_eq(m.lft[3][13], 1);
 	ck_assert_uint_eq(oo_sl_map_get(&map, 3, 13), 1);
+	ck_assert_uint_eq(oo_sl_map_get(&map, 1, 13), 1);
 	ck_assert_uint_eq(oo_sl_map_get(&map, 3, 12), 0);
 	oo_sl_map_free(&map);
 }
@@ -4554,6 +4641,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rc, cdg_adds_lids_and_refuses_a_loop);
 	tcase_add_test(rc, cdg_ca_routes_hold_what_cas_traffic_takes_alone);
 	tcase_add_test(rc, cdg_routes_are_taken_back_together);
+	tcase_add_test(rc, reach_fills_a_hole_toward_a_neighbour_by_port);
 	tcase_add_test(rc, reach_puts_a_turn_that_closes_a_loop_on_vl1);
 	tcase_add_test(rc, reach_lends_a_lid_the_routes_of_its_ports_other_lid);
 	suite_add_tcase(s, rc);

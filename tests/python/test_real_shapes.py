@@ -1281,6 +1281,21 @@ def test_directors_with_doubled_cables_keep_their_lanes_by_design(tmp_path):
     assert spread > 1.6 * stock["shift"]["spread"]["efficiency"], spread
 
 
+def test_directors_with_doubled_cables_route_sharp_nodes_by_port(tmp_path):
+    """var-dir-doubled-sharp at LMC 0.  Up/down leaves the SHARP nodes of
+    one director unreachable from the other's ASICs; the reach pass turns
+    their LIDs at edge switches where that closes no loop.  A turn takes
+    the cable the hole sends the edge's own LID by, one of two where a
+    cable is doubled; the pass's last step tries every port to a switch
+    that delivers the LID: 15 pairs left without a route, where 210 were
+    before it (stock updn 490)."""
+    need_mode("on")
+    _log, ours, stock = route_variant(tmp_path, "var-dir-doubled-sharp")
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert 10 * ours["unreachable_pairs"] < stock["unreachable_pairs"], \
+        (ours["unreachable_pairs"], stock["unreachable_pairs"])
+
+
 def test_directors_keep_ours_with_lid_offsets_apart(tmp_path):
     """var-dir-edr at LMC 2: two EDR directors (12 line, 6 fabric ASICs
     each) under edges cabled to a rotating subset of the line ASICs, empty
