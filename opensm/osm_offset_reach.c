@@ -639,6 +639,41 @@ static int fill_hole_alone(const struct oo_reach_net *net,
 	return kept;
 }
 
+/* Fills hole h of the LID offset of d on its own (fill_each_hole()). */
+typedef int (*oo_hole_filler)(const struct oo_reach_net *net,
+			      struct reach_work *w, struct oo_cdg *g,
+			      uint32_t d, unsigned offset, uint32_t h);
+
+/*
+ * The holes of the LID offset of d that traffic runs into, where there
+ * are min_holes or more, each filled by fill on its own.  Returns the
+ * entries kept, or -1 with no memory.
+ */
+static int fill_each_hole(const struct oo_reach_net *net,
+			  struct reach_work *w, struct oo_cdg *g, uint32_t d,
+			  unsigned offset, unsigned min_holes,
+			  oo_hole_filler fill)
+{
+	unsigned lid = net->dest_lid[d] + offset, n, i;
+	uint32_t *holes;
+	int filled = 0, one;
+
+	walk_all(net, w, d, lid);
+	n = find_needed_holes(net, w, lid);
+	if (!n || n < min_holes)
+		return 0;
+	holes = malloc(sizeof(*holes) * n);
+	if (!holes)
+		return -1;
+	memcpy(holes, w->holes, sizeof(*holes) * n);
+	for (i = 0; i < n && filled >= 0; i++) {
+		one = fill(net, w, g, d, offset, holes[i]);
+		filled = one < 0 ? -1 : filled + one;
+	}
+	free(holes);
+	return filled;
+}
+
 /*
  * Where no turn switch takes every hole of a LID of d without closing a
  * loop, each hole that traffic runs into on its own (fill_hole_alone()):
@@ -650,24 +685,7 @@ static int fill_holes_apart(const struct oo_reach_net *net,
 			    struct reach_work *w, struct oo_cdg *g,
 			    uint32_t d, unsigned offset)
 {
-	unsigned lid = net->dest_lid[d] + offset, n, i;
-	uint32_t *holes;
-	int filled = 0, one;
-
-	walk_all(net, w, d, lid);
-	n = find_needed_holes(net, w, lid);
-	if (n < 2)
-		return 0;
-	holes = malloc(sizeof(*holes) * n);
-	if (!holes)
-		return -1;
-	memcpy(holes, w->holes, sizeof(*holes) * n);
-	for (i = 0; i < n && filled >= 0; i++) {
-		one = fill_hole_alone(net, w, g, d, offset, holes[i]);
-		filled = one < 0 ? -1 : filled + one;
-	}
-	free(holes);
-	return filled;
+	return fill_each_hole(net, w, g, d, offset, 2, fill_hole_alone);
 }
 
 /*
@@ -721,22 +739,25 @@ static int add_entry_dependencies(const struct oo_reach_net *net,
 }
 
 /*
- * Hole h of lid (of dest) filled with one entry: a port to a switch that
- * delivers the LID, the best ranked first (port_rank()), kept where the
- * dependencies in g stay acyclic.  A turn switch's fills take the port h
- * sends that switch's own LID by, one of several where cables are
- * doubled, and each cable into a switch is a channel of its own: another
- * may close no loop.  Returns 1 kept, 0 none, -1 with no memory.
+ * Hole h of the LID offset of dest filled with one entry: a port to a
+ * switch that delivers the LID, the best ranked first (port_rank()), kept
+ * where the dependencies in g stay acyclic.  A turn switch's fills take
+ * the port h sends that switch's own LID by, one of several where cables
+ * are doubled, and each cable into a switch is a channel of its own:
+ * another may close no loop.  Returns 1 kept, 0 none, -1 with no memory.
  */
 static int fill_hole_by_port(const struct oo_reach_net *net,
 			     struct reach_work *w, struct oo_cdg *g,
-			     uint32_t dest, unsigned lid, uint32_t h)
+			     uint32_t dest, unsigned offset, uint32_t h)
 {
+	unsigned lid = net->dest_lid[dest] + offset, p, tries;
 	uint8_t tried[256] = { 0 };
-	unsigned p, tries;
 
 	if (lid >= net->lft_len[h] || net->lft[h][lid] != OO_LFT_NONE)
 		return 0;
+	/* the fills of the holes before may deliver the LID from more
+	   switches */
+	walk_all(net, w, dest, lid);
 	for (tries = 1; tries < net->stride && tries < 256; tries++) {
 		uint32_t rank, best_rank = UINT32_MAX;
 		unsigned best = 0;
@@ -777,26 +798,7 @@ static int fill_holes_by_port(const struct oo_reach_net *net,
 			      struct reach_work *w, struct oo_cdg *g,
 			      uint32_t d, unsigned offset)
 {
-	unsigned lid = net->dest_lid[d] + offset, n, i;
-	uint32_t *holes;
-	int filled = 0, one;
-
-	walk_all(net, w, d, lid);
-	n = find_needed_holes(net, w, lid);
-	if (!n)
-		return 0;
-	holes = malloc(sizeof(*holes) * n);
-	if (!holes)
-		return -1;
-	memcpy(holes, w->holes, sizeof(*holes) * n);
-	for (i = 0; i < n && filled >= 0; i++) {
-		if (i)
-			walk_all(net, w, d, lid);
-		one = fill_hole_by_port(net, w, g, d, lid, holes[i]);
-		filled = one < 0 ? -1 : filled + one;
-	}
-	free(holes);
-	return filled;
+	return fill_each_hole(net, w, g, d, offset, 1, fill_hole_by_port);
 }
 
 /*

@@ -3813,11 +3813,27 @@ static void reach_model_init(struct reach_model *m)
 	m->net.lids_per_port = 1;
 }
 
+/*
+ * The tables of m are before's but for S1's entry for m (LID 7), and have
+ * no credit loop.
+ */
+static void assert_only_s1_filled_m(struct reach_model *m,
+				    const struct reach_model *before)
+{
+	unsigned s, lid;
+
+	for (s = 0; s < RN_SW; s++)
+		for (lid = 0; lid < RN_LIDS; lid++)
+			if (s != 3 || lid != 7)
+				ck_assert_uint_eq(m->lft[s][lid],
+						  before->lft[s][lid]);
+	ck_assert_int_eq(oo_reach_acyclic(&m->net), 1);
+}
+
 START_TEST(reach_fills_a_ca_on_a_spine_through_a_leaf)
 {
 	struct reach_model m, before;
 	struct oo_reach_result res;
-	unsigned s, lid;
 
 	reach_model_init(&m);
 	reach_model_init(&before);
@@ -3845,12 +3861,7 @@ START_TEST(reach_fills_a_ca_on_a_spine_through_a_leaf)
 	/* S1 sends m down to L0, which sends it up to S0: L0 and L1 tie as
 	   turn switches (as many hops, one CA each), L0 comes first */
 	ck_assert_uint_eq(m.lft[3][7], 1);
-	for (s = 0; s < RN_SW; s++)
-		for (lid = 0; lid < RN_LIDS; lid++)
-			if (s != 3 || lid != 7)
-				ck_assert_uint_eq(m.lft[s][lid],
-						  before.lft[s][lid]);
-	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	assert_only_s1_filled_m(&m, &before);
 }
 END_TEST
 
@@ -4172,6 +4183,17 @@ static void reach_model_crossed(struct reach_model *m)
 	m->net.num_dests = 4;
 }
 
+/* fill leaves S1's hole for m (LID 7) on m's model: res as it says. */
+static void assert_s1_keeps_its_hole(struct reach_model *m,
+				     int (*fill)(const struct oo_reach_net *,
+						 struct oo_reach_result *),
+				     struct oo_reach_result *res)
+{
+	ck_assert_int_eq(fill(&m->net, res), 0);
+	ck_assert_uint_eq(res->left, 1);
+	ck_assert_uint_eq(m->lft[3][7], OO_LFT_NONE);
+}
+
 /*
  * reach_model_crossed() with L1 sending m up to S1 as well: S1's other
  * neighbour then gets to m through S1 alone, and the turn at L0 is the
@@ -4195,17 +4217,12 @@ START_TEST(reach_fills_a_hole_toward_a_neighbour_by_port)
 	struct reach_model m, before;
 	struct oo_reach_result res;
 	struct oo_sl_map map;
-	unsigned s, lid;
 
 	/* the turn at L0 closes the ring; the guard's measures stop there */
 	reach_model_crossed(&m);
-	ck_assert_int_eq(oo_reach_fill_no_retry(&m.net, &res), 0);
-	ck_assert_uint_eq(res.left, 1);
-	ck_assert_uint_eq(m.lft[3][7], OO_LFT_NONE);
+	assert_s1_keeps_its_hole(&m, oo_reach_fill_no_retry, &res);
 	reach_model_crossed(&m);
-	ck_assert_int_eq(oo_reach_fill(&m.net, &res), 0);
-	ck_assert_uint_eq(res.left, 1);
-	ck_assert_uint_eq(m.lft[3][7], OO_LFT_NONE);
+	assert_s1_keeps_its_hole(&m, oo_reach_fill, &res);
 	/* the pass as OpenSM runs it sends m from S1 to L1, and L1 up to S0
 	   (one lane) */
 	reach_model_crossed(&m);
@@ -4216,12 +4233,7 @@ START_TEST(reach_fills_a_hole_toward_a_neighbour_by_port)
 	ck_assert_uint_eq(res.left_ca, 0);
 	ck_assert_uint_eq(res.filled, 1);
 	ck_assert_uint_eq(m.lft[3][7], 2);
-	for (s = 0; s < RN_SW; s++)
-		for (lid = 0; lid < RN_LIDS; lid++)
-			if (s != 3 || lid != 7)
-				ck_assert_uint_eq(m.lft[s][lid],
-						  before.lft[s][lid]);
-	ck_assert_int_eq(oo_reach_acyclic(&m.net), 1);
+	assert_only_s1_filled_m(&m, &before);
 	/* L1 sends m over S1: no way on through it */
 	reach_model_crossed_shut(&m);
 	ck_assert_int_eq(oo_reach_fill_vls(&m.net, 1, &res, &map), 0);
@@ -4255,10 +4267,8 @@ START_TEST(reach_puts_a_turn_that_closes_a_loop_on_vl1)
 
 	/* one lane: the hole stays */
 	reach_model_crossed_shut(&one);
-	ck_assert_int_eq(oo_reach_fill(&one.net, &res), 0);
-	ck_assert_uint_eq(res.left, 1);
+	assert_s1_keeps_its_hole(&one, oo_reach_fill, &res);
 	ck_assert_uint_eq(res.layered, 0);
-	ck_assert_uint_eq(one.lft[3][7], OO_LFT_NONE);
 	/* two lanes: S1 sends m down to L0, and the routes from S1 and L1
 	   that only this entry delivers take SL 1 */
 	reach_model_crossed_shut(&m);
