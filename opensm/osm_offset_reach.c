@@ -646,8 +646,8 @@ typedef int (*oo_hole_filler)(const struct oo_reach_net *net,
 
 /*
  * The holes of the LID offset of d that traffic runs into, where there
- * are min_holes or more, each filled by fill on its own.  Returns the
- * entries kept, or -1 with no memory.
+ * are at least min_holes (1 or more), each filled by fill on its own.
+ * Returns the entries kept, or -1 with no memory.
  */
 static int fill_each_hole(const struct oo_reach_net *net,
 			  struct reach_work *w, struct oo_cdg *g, uint32_t d,
@@ -660,7 +660,7 @@ static int fill_each_hole(const struct oo_reach_net *net,
 
 	walk_all(net, w, d, lid);
 	n = find_needed_holes(net, w, lid);
-	if (!n || n < min_holes)
+	if (n < min_holes)
 		return 0;
 	holes = malloc(sizeof(*holes) * n);
 	if (!holes)
@@ -1254,8 +1254,8 @@ static unsigned borrow_routes(const struct oo_reach_net *net,
  * into, with one entry toward a neighbour that delivers the LID, where
  * the dependencies stay acyclic (fill_holes_by_port()): every LID offset
  * in turn, the base LIDs first, and in each the destinations in fill
- * order.  Last, so that it takes no fill the passes make.  Returns 0, or
- * -1 with no memory.
+ * order.  Last, so that the passes fill as they do without it.  Returns
+ * 0, or -1 with no memory.
  */
 static int fill_left_by_port(const struct oo_reach_net *net,
 			     struct reach_work *w, struct oo_reach_result *res)
@@ -1312,16 +1312,16 @@ static int fill_left_by_port(const struct oo_reach_net *net,
  * CA runs into with one entry toward a neighbour that delivers the LID
  * (fill_left_by_port()).  Where a LID's fills toward the turn switches
  * tried close a loop, its last try is toward a switch its kept fills
- * already turn at (another_turn()).  A
- * destination's fills in a pass stay or go together, so the HCAs' holes
- * are not put at stake with the SHARP nodes'.  In each pass, the LIDs of
- * the HCAs before those of the SHARP nodes (order_dests()), and the base
- * LIDs first, then each further LID offset: the base-LID fills are then
- * the same at every LMC wherever the checks allow them.  With more than
- * one virtual lane, the layered pass (fill_layered()) then takes the
- * holes left.  Last, with borrow (the pass on the tables that stay), a
- * LID still short of switches its traffic starts at takes the routes of
- * another LID of its port that reaches more of them (borrow_routes()).
+ * already turn at (another_turn()).  A destination's fills in a pass
+ * stay or go together, so the HCAs' holes are not put at stake with the
+ * SHARP nodes'.  In each pass, the LIDs of the HCAs before those of the
+ * SHARP nodes (order_dests()), and the base LIDs first, then each further
+ * LID offset: the base-LID fills are then the same at every LMC wherever
+ * the checks allow them.  With more than one virtual lane, the layered
+ * pass (fill_layered()) then takes the holes left.  Last, with borrow
+ * (the pass on the tables that stay), a LID still short of switches its
+ * traffic starts at takes the routes of another LID of its port that
+ * reaches more of them (borrow_routes()).
  */
 static int fill_passes(const struct oo_reach_net *net, unsigned vls,
 		       struct oo_reach_result *res, struct oo_sl_map *map,
