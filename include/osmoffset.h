@@ -1117,15 +1117,15 @@ struct oo_sl_map {
  * by, and the other of a doubled cable is a channel of its own).
  * oo_reach_fill() and oo_reach_fill_no_retry(), the stock guard's
  * measures but with the option leaf_shuffles, leave this step out, so the
- * tables the guard keeps only gain entries by it.  Then each LID still
- * with holes is filled toward a turn switch all the same, and every route
- * that only the new entries deliver (from a switch that did not reach the
- * LID before) is given the lowest SL above 0 on whose lane the
- * dependencies of the routes given it stay acyclic.  A LID whose new
- * routes do not all find a lane gets no fill.  The routes that reached
- * the LID before keep their way and VL0.
- * map (empty on entry; oo_sl_map_free() it) gets the SLs.  vls 1: no
- * layered pass.  Last, at LMC > 0, a LID still short of some HCA (a SHARP
+ * tables the guard keeps gain entries by it (the lending below may then
+ * differ).  Then each LID still with holes is filled toward a turn switch
+ * all the same, and every route that only the new entries deliver (from a
+ * switch that did not reach the LID before) is given the lowest SL above
+ * 0 on whose lane the dependencies of the routes given it stay acyclic.
+ * A LID whose new routes do not all find a lane gets no fill.  The
+ * routes that reached the LID before keep their way and VL0.  map (empty
+ * on entry; oo_sl_map_free() it) gets the SLs.  vls 1: no layered pass.
+ * Last, at LMC > 0, a LID still short of some HCA (a SHARP
  * node's LID: of some CA) takes the entries of the LID of its port that
  * reaches the most, where that reaches more (none with routes above VL0
  * lends or takes): the pass on the tables that stay.  oo_reach_fill() and
