@@ -161,6 +161,48 @@ def rename_hosts(net, out, names):
         f.write(text.replace('"@', '"'))
 
 
+def unreachable_by_kind(out):
+    """CA -> base LID pairs the LFTs in out do not deliver, counted by
+    (source kind, destination kind): 'host', 'mgmt' (a management HCA on
+    a director ASIC) or 'sharp' (an aggregation node)."""
+    from osmoffset.fabric import load_lfts, load_topology
+    from osmoffset.model import is_aggregation_node
+
+    topo = load_topology(os.path.join(str(out), "opensm-subnet.lst"))
+    lfts = load_lfts(os.path.join(str(out), "opensm-lfts.dump"))
+    switches = {n.guid for n in topo.switches()}
+    cas = [n for n in topo.cas() if (n.guid, n.port or 1) in topo.links]
+
+    def kind(n):
+        if is_aggregation_node(n.desc):
+            return "sharp"
+        return "mgmt" if n.desc.startswith("mgmt") else "host"
+
+    def delivered(sw, lid, ca):
+        for _hop in range(len(switches) + 1):
+            port = lfts.switches[sw].lft.get(lid)
+            nxt = topo.links.get((sw, port)) if port else None
+            if nxt is None:
+                return False
+            if nxt[0] == ca:
+                return True
+            if nxt[0] not in switches:
+                return False
+            sw = nxt[0]
+        return False
+
+    lids = lfts.port_lids()
+    count = {}
+    for dst in cas:
+        lid = lids[dst.guid][0]
+        for src in cas:
+            sw = topo.links[(src.guid, src.port or 1)][0]
+            if src is not dst and not delivered(sw, lid, dst.guid):
+                key = (kind(src), kind(dst))
+                count[key] = count.get(key, 0) + 1
+    return count
+
+
 def fabric_path(name):
     """Path of a curated fabric; OSMOFFSET_E2E_FABRICS (colon-separated
     paths) replaces the curated list, for trying other fabrics."""

@@ -10,12 +10,10 @@ updn in leaf order."""
 import json
 import os
 
-import numpy as np
-
 import pytest
 
 from conftest import (GEN_FABRIC, PLUGIN_SKIP_REASON, REPO, plugin_dir,
-                      run_osm_sim, run_script)
+                      run_osm_sim, run_script, unreachable_by_kind)
 from osmoffset import fabric
 from osmoffset.model import is_aggregation_node
 
@@ -267,24 +265,6 @@ def test_further_offsets_take_the_block_of_their_base_lid(tmp_path):
 
 
 
-def unrouted_pairs(out):
-    """The host/LID pairs of the tables in out without a route, by kind of
-    source and destination: {("host" | "SHARP", "host" | "SHARP"): n}."""
-    from osmoffset.analyze import Analysis
-    an = Analysis(fabric.load_topology(str(out / "opensm-subnet.lst")),
-                  fabric.load_lfts(str(out / "opensm-lfts.dump")),
-                  bisections=0)
-    an.validate()
-    ok = an.ok[an.leafpos[an.host_leaf]]
-    ok[an.col_host[None, :] == np.arange(an.N)[:, None]] = True
-    kinds = {}
-    for s, c in np.argwhere(~ok):
-        key = tuple("SHARP" if is_aggregation_node(an.hosts[i].desc)
-                    else "host" for i in (s, an.col_host[c]))
-        kinds[key] = kinds.get(key, 0) + 1
-    return kinds
-
-
 def test_a_copy_without_five_percent_of_cables_reaches_every_lid(tmp_path):
     """The NDR dump without 5 % of its leaf-spine cables (gen-fabric
     degrade, seed 6: bench-shapes --net's copy 6).  Port offsetting ranks
@@ -321,7 +301,7 @@ def test_a_copy_without_five_percent_of_cables_reaches_every_lid(tmp_path):
         if mode == "stock":
             assert res["unreachable_pairs"] == 0, res["problems"][:5]
         figures[mode] = res["shift"]["base"]["efficiency"]
-    assert unrouted_pairs(tmp_path / "on") == {}
+    assert unreachable_by_kind(tmp_path / "on") == {}
     # stock updn's tables have a credit loop here, as on the whole dump
     assert not res["credit_loop"], res.get("credit_cycle")
     # leaf order, base LIDs: 0.266 against stock updn's 0.248 (0.305
