@@ -750,32 +750,31 @@ static int fill_hole_by_port(const struct oo_reach_net *net,
 			     struct reach_work *w, struct oo_cdg *g,
 			     uint32_t dest, unsigned offset, uint32_t h)
 {
-	unsigned lid = net->dest_lid[dest] + offset, p, tries;
-	uint8_t tried[256] = { 0 };
+	unsigned lid = net->dest_lid[dest] + offset, ports, p;
+	uint32_t rank[256];
 
 	if (lid >= net->lft_len[h] || net->lft[h][lid] != OO_LFT_NONE)
 		return 0;
 	/* the fills of the holes before may deliver the LID from more
-	   switches */
+	   switches; a try taken back changes no rank */
 	walk_all(net, w, dest, lid);
-	for (tries = 1; tries < net->stride && tries < 256; tries++) {
-		uint32_t rank, best_rank = UINT32_MAX;
+	ports = net->stride < 256 ? net->stride : 256;
+	for (p = 1; p < ports; p++)
+		rank[p] = port_rank(net, w, h, dest, lid, p);
+	for (;;) {
+		uint32_t best_rank = UINT32_MAX;
 		unsigned best = 0;
 		size_t start = w->num_fills;
 		int ok;
 
-		for (p = 1; p < net->stride && p < 256; p++) {
-			if (tried[p])
-				continue;
-			rank = port_rank(net, w, h, dest, lid, p);
-			if (rank < best_rank) {
-				best_rank = rank;
+		for (p = 1; p < ports; p++)
+			if (rank[p] < best_rank) {
+				best_rank = rank[p];
 				best = p;
 			}
-		}
 		if (!best)
 			return 0;
-		tried[best] = 1;
+		rank[best] = UINT32_MAX;
 		if (reserve_fills(w, 1))
 			return -1;
 		record_fill(net, w, h, lid, (uint8_t)best);
@@ -786,7 +785,6 @@ static int fill_hole_by_port(const struct oo_reach_net *net,
 		if (ok < 0)
 			return -1;
 	}
-	return 0;
 }
 
 /*
