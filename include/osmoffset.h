@@ -69,6 +69,9 @@ struct oo_options {
 	int polish_even;	/* the route counts of the tables the
 				   stock guard keeps evened last, a
 				   round's ties loose (default off) */
+	int polish_cables;	/* and then their route counts over
+				   parallel cables to one switch evened
+				   (default on) */
 };
 
 /*
@@ -99,6 +102,7 @@ struct oo_options {
  *			  the search on the tables the stock guard keeps)
  *	polish_even	= on | off  (default off; the same words as
  *			  stock_guard)
+ *	polish_cables	= on | off  (default on; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
@@ -885,6 +889,23 @@ int oo_polish_even(const struct oo_eval_net *net, uint8_t *const *lft,
 		   unsigned num_hosts, const struct oo_polish_cell *cells,
 		   unsigned num_cells, uint64_t max_entries, uint64_t budget,
 		   struct oo_polish_result *res);
+
+/*
+ * The route counts over parallel cables evened on tables the polish is
+ * done with: the entry of any switch (spines' too) toward a rank's LID
+ * moves to another cable to the same switch where that lowers the sum
+ * of the squares of the route counts, slows no round of the steering
+ * cells (more links at a round's busiest load are no loss here) and
+ * lowers no group of cells; the cells' leads are ignored.  The routes
+ * cross the same switches as before, so they turn where they did: where
+ * the switches' dependencies were free of loops, so are the cables'.
+ * Within budget link loads.  Returns 0 (res->balanced and res->moved:
+ * the entries moved) or -1 (no memory) with the tables as they were.
+ */
+int oo_polish_cables(const struct oo_eval_net *net, uint8_t *const *lft,
+		     unsigned num_hosts, const struct oo_polish_cell *cells,
+		     unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		     struct oo_polish_result *res);
 
 /*
  * Iterated local search on tables the polish is done with: up to kicks

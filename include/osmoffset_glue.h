@@ -172,6 +172,9 @@ struct oo_guard_stages {
 	/* the route counts of the tables that stay evened last, a round's
 	   ties loose (oo_polish_even(), with OO_GUARD_POLISH) */
 	int polish_even;
+	/* the route counts of the tables that stay evened over parallel
+	   cables to one switch (oo_polish_cables(), with OO_GUARD_POLISH) */
+	int polish_cables;
 	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;
 };

@@ -161,6 +161,14 @@ struct polish {
 				   host from one switch that cross it */
 	uint32_t *touched;	/* scratch: the links to_host holds */
 	unsigned num_touched;
+	uint32_t *cable_head;	/* per link: the first of the switches
+				   whose route to one LID crosses it, an
+				   index into cable_sw, or NONE */
+	uint32_t *cable_w;	/* per link: those switches' ranks */
+	uint32_t *cable_links;	/* the links cable_head holds lists of */
+	unsigned num_cable_links;
+	uint32_t *cable_sw;	/* per list entry: its switch */
+	uint32_t *cable_next;	/* per list entry: the next, or NONE */
 	unsigned num_ranks;
 	struct undo *undo;	/* the last stage's moves, to take back */
 	size_t num_undo;
@@ -1389,6 +1397,228 @@ static int part_entry(struct polish *p, uint32_t s, uint32_t h,
 	return take_candidate(p, s, h, offset, &cur, cand, n);
 }
 
+/*
+ * The other cable of switch s to the switch its port a leads to: the
+ * first port after port (0: from the first) that leads there too, or 0.
+ */
+static unsigned next_cable(const struct polish *p, uint32_t s, uint8_t a,
+			   unsigned port)
+{
+	const struct oo_eval_net *net = p->net;
+	const uint32_t *next = net->next + (size_t)s * net->stride;
+
+	for (port++; port < net->stride && port < 256; port++)
+		if (port != a && next[port] != NONE && next[port] == next[a])
+			return port;
+	return 0;
+}
+
+/*
+ * Per link, the switches with ranks (other than host h's) whose route
+ * to h's LID crosses it: lists from cable_head through cable_next of
+ * cable_sw, cable_w their ranks summed.  Empty where some route leads
+ * nowhere (its flows are lost; nothing moves for them).
+ */
+static void clear_cable_routes(struct polish *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->num_cable_links; i++) {
+		p->cable_head[p->cable_links[i]] = NONE;
+		p->cable_w[p->cable_links[i]] = 0;
+	}
+	p->num_cable_links = 0;
+}
+
+static void cable_routes(struct polish *p, unsigned lid, uint32_t h)
+{
+	const struct oo_eval_net *net = p->net;
+	uint32_t u, k = 0;
+	struct path path;
+	unsigned i;
+
+	clear_cable_routes(p);
+	for (u = 0; u < net->num_sw; u++) {
+		if (!p->weight[u] || u == net->host_sw[h])
+			continue;
+		if (follow(p, u, 0, lid, h, &path)) {
+			clear_cable_routes(p);
+			return;
+		}
+		p->work += path.len;
+		for (i = 0; i < path.len; i++, k++) {
+			uint32_t l = path.link[i];
+
+			if (p->cable_head[l] == NONE)
+				p->cable_links[p->num_cable_links++] = l;
+			p->cable_sw[k] = u;
+			p->cable_next[k] = p->cable_head[l];
+			p->cable_head[l] = k;
+			p->cable_w[l] += p->weight[u];
+		}
+	}
+}
+
+/*
+ * Whether the flows cable_routes() holds over link a of host h's LID +
+ * offset may move to link b: that slows no round of the steering cells
+ * and lowers no group (as try_move(), the rounds only looked at: each
+ * round of a cell sends one flow to h, so no two of these share one).
+ */
+static int try_cable(struct polish *p, uint32_t h, unsigned offset,
+		     const struct path *a, const struct path *b)
+{
+	double gain = 0.0;
+	uint32_t k;
+	int ok = 0;
+
+	memcpy(p->group_kept, p->group_delta,
+	       sizeof(double) * p->num_groups);
+	for (k = p->cable_head[a->link[0]]; k != NONE; k = p->cable_next[k])
+		shift_flows(p, p->cable_sw[k], h, offset, a, b, 0, &gain,
+			    CELLS_STEER);
+	if (gain > -1e-12) {
+		for (k = p->cable_head[a->link[0]]; k != NONE;
+		     k = p->cable_next[k])
+			shift_flows(p, p->cable_sw[k], h, offset, a, b, 0,
+				    NULL, CELLS_OTHER);
+		ok = groups_ok(p);
+	}
+	memcpy(p->group_delta, p->group_kept,
+	       sizeof(double) * p->num_groups);
+	return ok;
+}
+
+/*
+ * Move switch s's entry for host h's LID + offset from link a to link b
+ * of port, a cable to the same switch, with the flows that cross a: the
+ * rounds, the route counts and the lists of cable_routes() follow.
+ */
+static void move_cable(struct polish *p, uint32_t s, uint32_t h,
+		       unsigned offset, const struct path *a,
+		       const struct path *b, uint8_t port)
+{
+	uint32_t w = p->cable_w[a->link[0]], k;
+	unsigned lid = p->net->host_lid[h] + offset;
+
+	for (k = p->cable_head[a->link[0]]; k != NONE; k = p->cable_next[k])
+		shift_flows(p, p->cable_sw[k], h, offset, a, b, 1, NULL,
+			    CELLS_ALL);
+	apply_groups(p);
+	count_path(p, offset, a, w, -1);
+	count_path(p, offset, b, w, 1);
+	if (is_through(p, s, lid))
+		p->busy[(size_t)s * p->net->stride + port] = 1;
+	p->lft[s][lid] = port;
+	if (p->cable_head[b->link[0]] == NONE)
+		p->cable_links[p->num_cable_links++] = b->link[0];
+	p->cable_head[b->link[0]] = p->cable_head[a->link[0]];
+	p->cable_w[b->link[0]] = w;
+	p->cable_head[a->link[0]] = NONE;
+	p->cable_w[a->link[0]] = 0;
+}
+
+/*
+ * Move switch s's entry for host h's LID + offset to another cable to
+ * the same switch (next_cable()) where that evens the route counts most
+ * and slows no round of the steering cells and lowers no group
+ * (try_cable()), the routes to that LID in cable_routes()' lists.  Any
+ * switch's entry may move so, spines' too: the route goes on over the
+ * same switches, so it turns where it did.  Returns 1 if it moved.
+ */
+static int cable_entry(struct polish *p, uint32_t s, uint32_t h,
+		       unsigned offset)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h] + offset, port, i, n = 0;
+	struct path a = { .len = 1 }, b = { .len = 1 };
+	double here, cost[256];
+	uint8_t cand[256], cur;
+	uint32_t w;
+
+	if (net->host_sw[h] == s || lid >= net->lft_len[s])
+		return 0;
+	cur = net->lft[s][lid];
+	if (!cur || cur >= net->stride ||
+	    net->next[(size_t)s * net->stride + cur] == NONE ||
+	    !next_cable(p, s, cur, 0))
+		return 0;
+	a.link[0] = p->link[(size_t)s * net->stride + cur];
+	w = p->cable_w[a.link[0]];
+	if (!w)
+		return 0;
+	count_path(p, offset, &a, w, -1);
+	here = count_cost(p, offset, &a, w);
+	for (port = next_cable(p, s, cur, 0); port;
+	     port = next_cable(p, s, cur, port)) {
+		double c;
+
+		b.link[0] = p->link[(size_t)s * net->stride + port];
+		c = count_cost(p, offset, &b, w) - here;
+		if (c < -0.5)
+			n = add_candidate(cost, cand, n, c, port);
+	}
+	count_path(p, offset, &a, w, 1);
+	for (i = 0; i < n; i++) {
+		b.link[0] = p->link[(size_t)s * net->stride + cand[i]];
+		if (try_cable(p, h, offset, &a, &b)) {
+			move_cable(p, s, h, offset, &a, &b, cand[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Room for cable_routes()' lists: 0, or -1 (no memory). */
+static int alloc_cables(struct polish *p)
+{
+	size_t nodes = (size_t)p->net->num_sw * OO_POLISH_MAX_HOPS;
+	unsigned l;
+
+	p->cable_head = malloc(sizeof(uint32_t) * (p->num_links + 1));
+	p->cable_w = calloc(p->num_links + 1, sizeof(uint32_t));
+	p->cable_links = malloc(sizeof(uint32_t) * (p->num_links + 1));
+	p->cable_sw = malloc(sizeof(uint32_t) * (nodes + 1));
+	p->cable_next = malloc(sizeof(uint32_t) * (nodes + 1));
+	if (!p->cable_head || !p->cable_w || !p->cable_links ||
+	    !p->cable_sw || !p->cable_next)
+		return -1;
+	for (l = 0; l < p->num_links; l++)
+		p->cable_head[l] = NONE;
+	return 0;
+}
+
+/*
+ * Passes over the ranks' LIDs, each LID's entries of every switch
+ * (cable_entry()), ties loose, on a budget, until one moves nothing.
+ */
+static void even_cables(struct polish *p, uint64_t budget,
+			struct oo_polish_result *res)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lids = net->lids_per_port, moved, h, o;
+	uint32_t s;
+
+	p->loose_ties = 1;
+	p->budget = p->work + budget;
+	do {
+		moved = 0;
+		for (h = 0; h < p->num_hosts && p->work < p->budget; h++)
+			for (o = 0; p->is_rank[h] && o < lids; o++) {
+				cable_routes(p, net->host_lid[h] + o, h);
+				for (s = 0; s < net->num_sw; s++)
+					moved += (unsigned)cable_entry(p, s,
+								       h, o);
+			}
+		res->balanced += moved;
+		res->moved += moved;
+		res->sweeps++;
+	} while (moved && p->work < p->budget);
+	p->loose_ties = 0;
+	if (p->work >= p->budget)
+		res->status = OO_POLISH_BUDGET;
+}
+
 static void free_polish(struct polish *p)
 {
 	free(p->link);
@@ -1417,6 +1647,11 @@ static void free_polish(struct polish *p)
 	free(p->to_host);
 	free(p->sibling);
 	free(p->touched);
+	free(p->cable_head);
+	free(p->cable_w);
+	free(p->cable_links);
+	free(p->cable_sw);
+	free(p->cable_next);
 	free((void *)p->cell);
 }
 
@@ -1955,6 +2190,30 @@ int oo_polish_kicks(const struct oo_eval_net *net, uint8_t *const *lft,
 		return ret < 0 ? -1 : 0;
 	p.rescue = 0;
 	kick_search(&p, kicks, budget, res);
+	res->eff_after = sum_eff(&p);
+	res->work = p.work;
+	free_polish(&p);
+	return 0;
+}
+
+int oo_polish_cables(const struct oo_eval_net *net, uint8_t *const *lft,
+		     unsigned num_hosts, const struct oo_polish_cell *cells,
+		     unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		     struct oo_polish_result *res)
+{
+	struct polish p;
+	int ret;
+
+	ret = set_up(&p, net, lft, num_hosts, cells, num_cells, max_entries,
+		     budget, 0, res);
+	if (ret)
+		return ret < 0 ? -1 : 0;
+	if (alloc_cables(&p)) {
+		free_polish(&p);
+		return -1;
+	}
+	count_routes(&p);
+	even_cables(&p, budget, res);
 	res->eff_after = sum_eff(&p);
 	res->work = p.work;
 	free_polish(&p);

@@ -203,6 +203,7 @@ static int build_guarded(struct oo_plugin *plugin)
 				      OO_LFT_TURN_ONCE),
 		.polish_kicks = plugin->opts.polish_kicks,
 		.polish_even = plugin->opts.polish_even,
+		.polish_cables = plugin->opts.polish_cables,
 	};
 
 	if (!plugin->opts.stock_guard)

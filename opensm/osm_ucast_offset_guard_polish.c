@@ -635,9 +635,12 @@ static const struct last_step_words {
 	const char *scores;	/* the tables after it, scored */
 	const char *done;	/* the same, going on */
 	const char *undone;	/* its moves, taken back */
-} last_step_words[2] = {
+} last_step_words[3] = {
 	{ 0, "evening of the route counts", "evened", "the evened tables",
 	  "the evening of the route counts is" },
+	{ 0, "evening of the cables", "cables evened",
+	  "the tables with their cables evened",
+	  "the evening of the cables is" },
 	{ 1, "kicks", "kicked", "the kicked tables", "the kicks are" },
 };
 
@@ -656,6 +659,10 @@ static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 		ret = oo_polish_even(&g->net, g->gn.lft, g->num_hosts, cell, n,
 				     OO_GUARD_POLISH_ENTRIES,
 				     OO_GUARD_POLISH_WORK, res);
+	else if (kind == LAST_CABLES)
+		ret = oo_polish_cables(&g->net, g->gn.lft, g->num_hosts, cell,
+				       n, OO_GUARD_POLISH_ENTRIES,
+				       OO_GUARD_POLISH_WORK, res);
 	else
 		ret = oo_polish_kicks(&g->net, g->gn.lft, g->num_hosts, cell,
 				      n, OO_GUARD_POLISH_ENTRIES,
@@ -679,6 +686,12 @@ static void log_last_step(const struct oo_guard *g, enum last_step_kind kind,
 			"route counts of the tables that stay evened where no "
 			"round of the leaf order and its jobs is slower: "
 			"moved %u entries%s\n", res->moved, budget);
+	else if (kind == LAST_CABLES)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"route counts of the tables that stay evened over "
+			"parallel cables where no round of the leaf order and "
+			"its jobs is slower: moved %u entries%s\n", res->moved,
+			budget);
 	else
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %u "
 			"kicks of the tables that stay, %u kept, moved %u "
@@ -697,6 +710,8 @@ static void log_last_step(const struct oo_guard *g, enum last_step_kind kind,
  *   slower, over the polish's sample of random orders: those the guard
  *   judges are left to the check below, which a step that fits its
  *   sample does not sway;
+ *   LAST_CABLES (with st->polish_cables): the same over parallel cables
+ *   to one switch, any switch's entries (oo_polish_cables());
  *   LAST_KICKS (with st->polish_kicks): kicks (oo_polish_kicks()) over
  *   the random orders the guard judges and the polish's sample.
  * Where those do not fit in memory, the check below holds the guard's
@@ -729,6 +744,7 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 
 	if (!(st->variants & OO_GUARD_POLISH) ||
 	    (kind == LAST_EVEN && !st->polish_even) ||
+	    (kind == LAST_CABLES && !st->polish_cables) ||
 	    (kind == LAST_KICKS && !st->polish_kicks))
 		return;
 	if (lost_ca_lids(g, st) != 0) {

@@ -2293,6 +2293,112 @@ START_TEST(polish_even_evens_route_counts_past_a_rounds_ties)
 END_TEST
 
 /*
+ * Two leaves (switches 0 and 1, hosts on ports 1 and 2, LIDs 1 + host)
+ * under one spine (switch 2), each cabled to it twice: leaf l's ports 3
+ * and 4 lead to spine ports 1 + 2l and 2 + 2l.  Every entry up takes the
+ * first cable; the spine sends host h's LID down cable down[h] (0: the
+ * first).
+ */
+#define CAB_STRIDE 5
+struct cab_net {
+	uint32_t next[3 * CAB_STRIDE];
+	uint8_t lft[3][8];
+	uint8_t *rows[3];
+	const uint8_t *crows[3];
+	unsigned len[3];
+	uint32_t host_sw[4];
+	uint8_t host_port[4];
+	uint16_t host_lid[4];
+	struct oo_eval_net net;
+};
+
+static void cab_build(struct cab_net *c, const uint8_t down[4])
+{
+	unsigned s, p, h;
+
+	memset(c, 0, sizeof(*c));
+	for (s = 0; s < 3; s++) {
+		for (p = 0; p < CAB_STRIDE; p++)
+			c->next[s * CAB_STRIDE + p] = OO_EVAL_NONE;
+		c->rows[s] = c->lft[s];
+		c->crows[s] = c->lft[s];
+		c->len[s] = sizeof(c->lft[s]);
+	}
+	for (s = 0; s < 2; s++)
+		for (p = 0; p < 2; p++) {
+			c->next[s * CAB_STRIDE + 3 + p] = 2;
+			c->next[2 * CAB_STRIDE + 1 + 2 * s + p] = s;
+		}
+	for (h = 0; h < 4; h++) {
+		c->host_sw[h] = h / 2;
+		c->host_port[h] = 1 + h % 2;
+		c->host_lid[h] = 1 + h;
+		for (s = 0; s < 2; s++)
+			c->lft[s][1 + h] = (uint8_t)(s == h / 2 ?
+						     1U + h % 2 : 3U);
+		c->lft[2][1 + h] = (uint8_t)(1U + 2 * (h / 2) + down[h]);
+	}
+	c->net.num_sw = 3;
+	c->net.stride = CAB_STRIDE;
+	c->net.next = c->next;
+	c->net.lft = c->crows;
+	c->net.lft_len = c->len;
+	c->net.host_sw = c->host_sw;
+	c->net.host_port = c->host_port;
+	c->net.host_lid = c->host_lid;
+	c->net.lids_per_port = 1;
+}
+
+/*
+ * The spine sends both LIDs of each leaf down one cable of two, and each
+ * leaf sends both remote LIDs up its first cable.  Over the leaf order
+ * (steering), the counts even out: leaf 0 sends host 2's LID and leaf 1
+ * host 0's up its second cable, the spine sends them down theirs, and
+ * every round runs at one flow per link (round 2 ran at two).  Only
+ * entries toward other switches over a cable of a pair move.  Evened:
+ * nothing more; with no budget, nothing.
+ */
+START_TEST(polish_cables_evens_parallel_cables)
+{
+	static const uint8_t one_cable[4] = { 0, 0, 0, 0 };
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1, 0.0 };
+	struct oo_polish_result res;
+	struct cab_net c, before;
+	unsigned s, lid;
+
+	cab_build(&c, one_cable);
+	before = c;
+	ck_assert_double_eq_tol(net_score(&c.net, leaf_order, 4, 0,
+					  1000).eff, 5.0 / 6, 1e-12);
+	ck_assert_int_eq(oo_polish_cables(&c.net, c.rows, 4, &cell, 1,
+					  100000, 0, &res), 0);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(c.lft, before.lft, sizeof(c.lft)), 0);
+	ck_assert_int_eq(oo_polish_cables(&c.net, c.rows, 4, &cell, 1,
+					  100000, 1000000, &res), 0);
+	ck_assert_int_eq(res.status, OO_POLISH_DONE);
+	ck_assert_uint_eq(res.moved, 4);
+	ck_assert_uint_eq(res.balanced, 4);
+	for (s = 0; s < 3; s++)
+		for (lid = 0; lid < 8; lid++)
+			ck_assert_uint_eq(c.lft[s][lid],
+					  s == 0 && lid == 3 ? 4 :
+					  s == 1 && lid == 1 ? 4 :
+					  s == 2 && lid == 1 ? 2 :
+					  s == 2 && lid == 3 ? 4 :
+					  before.lft[s][lid]);
+	ck_assert_double_eq_tol(net_score(&c.net, leaf_order, 4, 0,
+					  1000).eff, 1.0, 1e-12);
+	before = c;
+	ck_assert_int_eq(oo_polish_cables(&c.net, c.rows, 4, &cell, 1,
+					  100000, 1000000, &res), 0);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(c.lft, before.lft, sizeof(c.lft)), 0);
+}
+END_TEST
+
+/*
  * Of e's tables, only two entries differ from before: switch sw[i]'s for
  * LID lid[i], now port[i].
  */
@@ -4038,6 +4144,8 @@ static const struct variant_option guard_variants[] = {
 	{ "digits_apart", offsetof(struct oo_options, digits_apart), "ranks" },
 	{ "keep_live", offsetof(struct oo_options, keep_live), "renumber" },
 	{ "polish", offsetof(struct oo_options, polish), "twice" },
+	{ "polish_cables", offsetof(struct oo_options, polish_cables),
+	  "doubled" },
 };
 
 static int option_field(const struct oo_options *o, size_t field)
@@ -4512,8 +4620,8 @@ START_TEST(polish_kicks_option)
 	parse_bad("polish_kicks=on", "polish_kicks value 'on'");
 	parse_bad("polish_kicks=5 polish_kicks=6", "polish_kicks is given "
 		  "twice, as 5 and as 6");
-	parse_bad("polish_kickz=5", "polish, polish_even, polish_kicks, "
-		  "spine_cas");
+	parse_bad("polish_kickz=5", "polish, polish_even, polish_cables, "
+		  "polish_kicks, spine_cas");
 }
 END_TEST
 
@@ -4618,6 +4726,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, polish_evens_route_counts_where_no_round_loses);
 	tcase_add_test(ev, polish_parts_the_routes_a_random_round_runs_at_once);
 	tcase_add_test(ev, polish_even_evens_route_counts_past_a_rounds_ties);
+	tcase_add_test(ev, polish_cables_evens_parallel_cables);
 	tcase_add_test(ev, polish_swaps_two_entries_where_no_single_move_gains);
 	tcase_add_test(ev,
 		       polish_spends_a_lead_to_raise_a_group_below_its_floor);
