@@ -81,8 +81,8 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
      "plain"),
     ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, "
      "stock_guard, reach_all, reach_vls, design_lanes, offsets_apart, "
-     "digits_apart, keep_live, polish, polish_even, polish_kicks, "
-     "spine_cas, leaf_shuffles)"),
+     "digits_apart, keep_live, polish, polish_even, polish_cables, "
+     "polish_kicks, spine_cas, leaf_shuffles)"),
     ("port_offsetting=on reach_vls=9",
      "reach_vls value '9' is not a number of virtual lanes from 1 to 8"),
     ("port_offsetting=on polish_kicks=lots",
