@@ -30,7 +30,7 @@ from .validity import AllEntries, settle, spread as _spread, walk_loop
 
 __all__ = ["validate", "build_paths", "load_batch", "shift", "eff",
            "leaf_bound", "bisection", "balance", "credit_loops",
-           "diversity", "shift_by_order"]
+           "diversity", "shift_by_order", "route_counts"]
 
 
 def validate(an):
@@ -320,6 +320,31 @@ def balance(an):
                                  .sum())
         an.progress.update(s + 1, S)
     an.progress.done()
+
+def route_counts(an):
+    """Per switch port (switch * W + port): the routes from every rank to
+    every other rank's base LID, and to its LIDs of every offset, that
+    cross the link out of it.  A random rank order loads each link in
+    proportion to these counts, where LIDs per port count every LID alike
+    whoever sends to it.  Routes that lead nowhere count on the links
+    they cross before."""
+    n = an.S * an.W
+    per_leaf = np.bincount(an.leafpos[an.host_leaf[an.ranks]],
+                           minlength=an.leaves.size)
+    is_rank = np.zeros(an.N, dtype=bool)
+    is_rank[an.ranks] = True
+    cols = np.nonzero(is_rank[an.col_host])[0]
+    links = an.paths[:, cols, :]                  # (leaves, cols, H)
+    # a rank sends to no LID of its own
+    own = np.arange(an.leaves.size)[:, None] == \
+        an.leafpos[an.col_leaf[cols]][None, :]
+    w = np.broadcast_to((per_leaf[:, None] - own)[:, :, None], links.shape)
+    ok = links < n
+    base = (cols % an.nl == 0)[None, :, None] & ok
+    return (np.bincount(links[base], weights=w[base], minlength=n)[:n]
+            .astype(np.int64),
+            np.bincount(links[ok], weights=w[ok], minlength=n)[:n]
+            .astype(np.int64))
 
 def lane_sources(an, used_from):
     """Per virtual lane, the (switch, column) sources of used_from whose

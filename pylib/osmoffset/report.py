@@ -9,14 +9,14 @@ import time
 
 import numpy as np
 
-from .metrics import eff
+from .metrics import eff, route_counts
 from .model import K_DOWN, K_HOST, K_SWITCH, K_UNLINKED
 
 __all__ = ["build_result", "format_text", "compare_text", "port_rows",
            "write_csv", "CSV_FIELDS"]
 
 CSV_FIELDS = ["switch_guid", "switch", "port", "peer_kind", "peer",
-              "base_lids", "all_lids"]
+              "base_lids", "all_lids", "base_routes", "all_routes"]
 
 
 def _shift_fig(ml):
@@ -171,8 +171,11 @@ def compare_text(a, b):
 
 
 def port_rows(an):
-    """Per switch/port rows for CSV output."""
+    """Per switch/port rows for CSV output: the LIDs each port's entries
+    send out of it, and the routes from the ranks that cross it
+    (route_counts())."""
     rows = []
+    routes_base, routes_all = route_counts(an)
     for s, n in enumerate(an.sw_nodes):
         for p in range(1, an.W):
             k = int(an.rkind[s, p])
@@ -192,7 +195,9 @@ def port_rows(an):
                          "switch": n.desc, "port": p, "peer_kind": pk,
                          "peer": peer,
                          "base_lids": int(an.port_base[s, p]),
-                         "all_lids": int(an.port_all[s, p])})
+                         "all_lids": int(an.port_all[s, p]),
+                         "base_routes": int(routes_base[s * an.W + p]),
+                         "all_routes": int(routes_all[s * an.W + p])})
     return rows
 
 
@@ -204,9 +209,9 @@ def write_csv(path, an, an2=None):
         other = {(r["switch_guid"], r["port"]): r for r in port_rows(an2)}
         for r in rows:
             o = other.get((r["switch_guid"], r["port"]), {})
-            r["base_lids_2"] = o.get("base_lids", 0)
-            r["all_lids_2"] = o.get("all_lids", 0)
-        fields += ["base_lids_2", "all_lids_2"]
+            for k in CSV_FIELDS[5:]:
+                r[k + "_2"] = o.get(k, 0)
+        fields += [k + "_2" for k in CSV_FIELDS[5:]]
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()

@@ -513,6 +513,31 @@ def test_cli_csv_plot_compare(tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000
 
 
+def test_cli_csv_counts_the_routes_that_cross_each_port(tmp_path):
+    """Shifted hand2x2 tables (LMC 1): leaf1 sends h3's base LID and h4's
+    second up to spine1, the other two to spine2, so each spine's port
+    down to leaf2 has all four of leaf2's LIDs in its entries but carries
+    the routes of two: leaf1's two ranks to each (base: h3's over
+    spine1, h4's over spine2).  leaf2's port to h3 carries the routes of
+    the three other ranks."""
+    csvf = tmp_path / "ports.csv"
+    rc, out, err = run_tool("--lfts", fx("hand2x2-shifted.lfts.dump"),
+                            "--topology", fx("hand2x2.net"),
+                            "--csv", str(csvf), "--bisections", "0")
+    assert rc == 0, err
+    rows = {(r["switch"], r["port"]): r for r in csv.DictReader(open(csvf))}
+    got = {k: tuple(int(rows[k][f]) for f in
+                    ("base_lids", "all_lids", "base_routes", "all_routes"))
+           for k in (("leaf1", "3"), ("leaf1", "4"), ("spine1", "2"),
+                     ("spine2", "2"), ("spine1", "1"), ("leaf2", "1"))}
+    assert got == {("leaf1", "3"): (1, 2, 2, 4),
+                   ("leaf1", "4"): (1, 2, 2, 4),
+                   ("spine1", "2"): (2, 4, 2, 4),
+                   ("spine2", "2"): (2, 4, 2, 4),
+                   ("spine1", "1"): (2, 4, 2, 4),
+                   ("leaf2", "1"): (1, 2, 3, 6)}
+
+
 @pytest.mark.parametrize("args,where,msg", [
     (["--lfts", "ft4-l0.lfts.dump", "--topology", "ft2x2.net"],
      "ft4-l0.lfts.dump:105:", "is not in topology"),

@@ -100,7 +100,10 @@ def parse_args(argv):
     ap.add_argument("--json", action="store_true",
                     help="print one JSON object instead of the text report")
     ap.add_argument("--csv", metavar="FILE",
-                    help="write per switch/port rows to FILE")
+                    help="write per switch/port rows to FILE: the LIDs "
+                    "each port's entries send out of it, and the routes "
+                    "from every rank to every other rank's LIDs that "
+                    "cross its link")
     ap.add_argument("--plot", metavar="DIR",
                     help="write PNG figures into DIR")
     ap.add_argument("--compare", metavar="LFTS2",
