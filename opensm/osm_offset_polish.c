@@ -1591,14 +1591,18 @@ static int alloc_cables(struct polish *p)
 /*
  * Passes over the ranks' LIDs, each LID's entries of every switch
  * (cable_entry()), ties loose, on a budget, until one moves nothing.
+ * Returns 0, or -1 where there is no memory for the lists (nothing
+ * moved).
  */
-static void even_cables(struct polish *p, uint64_t budget,
-			struct oo_polish_result *res)
+static int even_cables(struct polish *p, uint64_t budget,
+		       struct oo_polish_result *res)
 {
 	const struct oo_eval_net *net = p->net;
 	unsigned lids = net->lids_per_port, moved, h, o;
 	uint32_t s;
 
+	if (alloc_cables(p))
+		return -1;
 	p->loose_ties = 1;
 	p->budget = p->work + budget;
 	do {
@@ -1617,6 +1621,7 @@ static void even_cables(struct polish *p, uint64_t budget,
 	p->loose_ties = 0;
 	if (p->work >= p->budget)
 		res->status = OO_POLISH_BUDGET;
+	return 0;
 }
 
 static void free_polish(struct polish *p)
@@ -1861,11 +1866,12 @@ static unsigned loose_passes(struct polish *p, uint64_t budget,
 	return total;
 }
 
-/* oo_polish_even()'s passes of balance_entry(), ties loose. */
-static void even_counts(struct polish *p, uint64_t budget,
-			struct oo_polish_result *res)
+/* oo_polish_even()'s passes of balance_entry(), ties loose: 0. */
+static int even_counts(struct polish *p, uint64_t budget,
+		       struct oo_polish_result *res)
 {
 	res->balanced += loose_passes(p, budget, balance_entry, res);
+	return 0;
 }
 
 /*
@@ -2151,10 +2157,18 @@ int oo_polish_offsets(const struct oo_eval_net *net, uint8_t *const *lft,
 			   budget, loose_budget, 1, res);
 }
 
-int oo_polish_even(const struct oo_eval_net *net, uint8_t *const *lft,
-		   unsigned num_hosts, const struct oo_polish_cell *cells,
-		   unsigned num_cells, uint64_t max_entries, uint64_t budget,
-		   struct oo_polish_result *res)
+typedef int (*count_phase_fn)(struct polish *p, uint64_t budget,
+			      struct oo_polish_result *res);
+
+/*
+ * A phase that evens the route counts (even_counts() or even_cables())
+ * on tables the polish is done with: 0, or -1 (no memory; the tables as
+ * they were).
+ */
+static int evened(const struct oo_eval_net *net, uint8_t *const *lft,
+		  unsigned num_hosts, const struct oo_polish_cell *cells,
+		  unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		  count_phase_fn phase, struct oo_polish_result *res)
 {
 	struct polish p;
 	int ret;
@@ -2164,11 +2178,20 @@ int oo_polish_even(const struct oo_eval_net *net, uint8_t *const *lft,
 	if (ret)
 		return ret < 0 ? -1 : 0;
 	count_routes(&p);
-	even_counts(&p, budget, res);
+	ret = phase(&p, budget, res);
 	res->eff_after = sum_eff(&p);
 	res->work = p.work;
 	free_polish(&p);
-	return 0;
+	return ret;
+}
+
+int oo_polish_even(const struct oo_eval_net *net, uint8_t *const *lft,
+		   unsigned num_hosts, const struct oo_polish_cell *cells,
+		   unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		   struct oo_polish_result *res)
+{
+	return evened(net, lft, num_hosts, cells, num_cells, max_entries,
+		      budget, even_counts, res);
 }
 
 int oo_polish_kicks(const struct oo_eval_net *net, uint8_t *const *lft,
@@ -2201,21 +2224,6 @@ int oo_polish_cables(const struct oo_eval_net *net, uint8_t *const *lft,
 		     unsigned num_cells, uint64_t max_entries, uint64_t budget,
 		     struct oo_polish_result *res)
 {
-	struct polish p;
-	int ret;
-
-	ret = set_up(&p, net, lft, num_hosts, cells, num_cells, max_entries,
-		     budget, 0, res);
-	if (ret)
-		return ret < 0 ? -1 : 0;
-	if (alloc_cables(&p)) {
-		free_polish(&p);
-		return -1;
-	}
-	count_routes(&p);
-	even_cables(&p, budget, res);
-	res->eff_after = sum_eff(&p);
-	res->work = p.work;
-	free_polish(&p);
-	return 0;
+	return evened(net, lft, num_hosts, cells, num_cells, max_entries,
+		      budget, even_cables, res);
 }

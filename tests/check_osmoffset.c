@@ -1514,6 +1514,24 @@ struct ev_net {
 	struct oo_eval_net net;
 };
 
+/* The oo_eval_net over a test net's arrays. */
+static void eval_net_of(struct oo_eval_net *n, unsigned num_sw,
+			unsigned stride, const uint32_t *next,
+			const uint8_t *const *lft, const unsigned *len,
+			const uint32_t *host_sw, const uint8_t *host_port,
+			const uint16_t *host_lid, unsigned lids)
+{
+	n->num_sw = num_sw;
+	n->stride = stride;
+	n->next = next;
+	n->lft = lft;
+	n->lft_len = len;
+	n->host_sw = host_sw;
+	n->host_port = host_port;
+	n->host_lid = host_lid;
+	n->lids_per_port = lids;
+}
+
 static void ev_build(struct ev_net *e, unsigned leaves,
 		     const uint8_t up[EV_MAX_LEAVES][EV_MAX_HOSTS])
 {
@@ -1545,15 +1563,8 @@ static void ev_build(struct ev_net *e, unsigned leaves,
 		e->lft[leaves][1 + h] = 1 + h / 2;
 		e->lft[leaves + 1][1 + h] = 1 + h / 2;
 	}
-	e->net.num_sw = leaves + 2;
-	e->net.stride = EV_STRIDE;
-	e->net.next = e->next;
-	e->net.lft = e->rows;
-	e->net.lft_len = e->len;
-	e->net.host_sw = e->host_sw;
-	e->net.host_port = e->host_port;
-	e->net.host_lid = e->host_lid;
-	e->net.lids_per_port = 1;
+	eval_net_of(&e->net, leaves + 2, EV_STRIDE, e->next, e->rows, e->len,
+		    e->host_sw, e->host_port, e->host_lid, 1);
 }
 
 static void ev_setup(struct ev_net *e, int shifted)
@@ -1689,15 +1700,9 @@ static void ch_build(struct ch_net *c, unsigned len, unsigned hosts,
 				    (s == end ? c->host_port[h] :
 				     s > end ? 1 : 2);
 	}
-	c->net.num_sw = len;
-	c->net.stride = stride;
-	c->net.next = c->next;
-	c->net.lft = (const uint8_t *const *)c->lft;
-	c->net.lft_len = c->len;
-	c->net.host_sw = c->host_sw;
-	c->net.host_port = c->host_port;
-	c->net.host_lid = c->host_lid;
-	c->net.lids_per_port = lids;
+	eval_net_of(&c->net, len, stride, c->next,
+		    (const uint8_t *const *)c->lft, c->len, c->host_sw,
+		    c->host_port, c->host_lid, lids);
 }
 
 static void ch_free(struct ch_net *c)
@@ -2304,7 +2309,6 @@ struct cab_net {
 	uint32_t next[3 * CAB_STRIDE];
 	uint8_t lft[3][8];
 	uint8_t *rows[3];
-	const uint8_t *crows[3];
 	unsigned len[3];
 	uint32_t host_sw[4];
 	uint8_t host_port[4];
@@ -2321,7 +2325,6 @@ static void cab_build(struct cab_net *c, const uint8_t down[4])
 		for (p = 0; p < CAB_STRIDE; p++)
 			c->next[s * CAB_STRIDE + p] = OO_EVAL_NONE;
 		c->rows[s] = c->lft[s];
-		c->crows[s] = c->lft[s];
 		c->len[s] = sizeof(c->lft[s]);
 	}
 	for (s = 0; s < 2; s++)
@@ -2338,15 +2341,9 @@ static void cab_build(struct cab_net *c, const uint8_t down[4])
 						     1U + h % 2 : 3U);
 		c->lft[2][1 + h] = (uint8_t)(1U + 2 * (h / 2) + down[h]);
 	}
-	c->net.num_sw = 3;
-	c->net.stride = CAB_STRIDE;
-	c->net.next = c->next;
-	c->net.lft = c->crows;
-	c->net.lft_len = c->len;
-	c->net.host_sw = c->host_sw;
-	c->net.host_port = c->host_port;
-	c->net.host_lid = c->host_lid;
-	c->net.lids_per_port = 1;
+	eval_net_of(&c->net, 3, CAB_STRIDE, c->next,
+		    (const uint8_t *const *)c->rows, c->len, c->host_sw,
+		    c->host_port, c->host_lid, 1);
 }
 
 /*

@@ -100,6 +100,23 @@ QDR = os.path.join(os.path.dirname(REPO), "shared", "realfabrics",
                    "qdr-irregular-x5.ibnetdiscover")
 
 
+QDR_SPINES = {"0x0008f10500108098", "0x0008f10500108c5c",
+              "0x0008f10500108530", "0x0008f1050010851e"}
+QDR_EDGE = 0x0008f1050020369c      # 3 cables to each of the 4 spines
+QDR_WIDE = 0x0008f10500200b50      # 6 cables to each of 2 spines
+
+
+def qdr_source():
+    """osm-sim's arguments naming the QDR dump and its node names; skips
+    the test where the dump or the plugin is absent."""
+    if not os.path.isfile(QDR):
+        pytest.skip("%s is absent" % QDR)
+    if plugin_dir() is None:
+        pytest.skip(PLUGIN_SKIP_REASON)
+    return ["--ibnetdiscover", QDR, "--map",
+            QDR[:-len(".ibnetdiscover")] + ".map"]
+
+
 def test_first_quarter_job_of_the_qdr_dump_runs_without_contention(
         tmp_path):
     """The QDR dump in the routing's leaf order (leaves by switch name;
@@ -111,13 +128,8 @@ def test_first_quarter_job_of_the_qdr_dump_runs_without_contention(
     contention (1.000).  (Until the routing order took the leaves by
     switch name its first quarter was a leaf of six cables to each of two
     spines and one of three to four: 0.643 stock, 1.000 ours.)"""
-    if not os.path.isfile(QDR):
-        pytest.skip("%s is absent" % QDR)
-    if plugin_dir() is None:
-        pytest.skip(PLUGIN_SKIP_REASON)
+    source = qdr_source()
     figures = {}
-    source = ["--ibnetdiscover", QDR, "--map",
-              QDR[:-len(".ibnetdiscover")] + ".map"]
     for mode in ("stock", "on"):
         res, _log = route_dump(tmp_path / mode, source, mode,
                                analyze=["--job", "quarter"])
@@ -160,20 +172,15 @@ def shift_figures(out):
 
 
 def test_qdr_spine_cables_carry_even_route_counts(tmp_path):
-    """The QDR dump at LMC 1: edge 0x0008f10500200b50 (21 hosts) has six
-    cables to each of two spines.  Port offsetting's digits give each of
+    """The QDR dump at LMC 1: edge QDR_WIDE (21 hosts) has six cables to
+    each of two spines.  Port offsetting's digits give each of
     spine 0x0008f10500108098's six cables 7 of the edge's 42 LIDs, but
     once the polish has moved the other leaves' entries those LIDs come
     from unequal numbers of senders: with polish_cables=off the six
     cables carry 34 to 466 routes.  By default the stock guard evens
     them (229 to 249, the same 1,437 in all), and no figure drops: random
     order striped 0.313 -> 0.328 (stock dfsssp 0.326)."""
-    if not os.path.isfile(QDR):
-        pytest.skip("%s is absent" % QDR)
-    if plugin_dir() is None:
-        pytest.skip(PLUGIN_SKIP_REASON)
-    source = ["--ibnetdiscover", QDR, "--map",
-              QDR[:-len(".ibnetdiscover")] + ".map"]
+    source = qdr_source()
     runs = {}
     for mode, opts in (("off", ["--plugin-option", "polish_cables=off"]),
                        ("on", [])):
@@ -185,8 +192,8 @@ def test_qdr_spine_cables_carry_even_route_counts(tmp_path):
         assert p.returncode == 0, p.stderr
         with open(str(out / "osm.log"), errors="replace") as f:
             runs[mode] = (out, f.read())
-    off, on = (cable_routes(runs[m][0], 0x0008f10500108098,
-                            0x0008f10500200b50) for m in ("off", "on"))
+    off, on = (cable_routes(runs[m][0], 0x0008f10500108098, QDR_WIDE)
+               for m in ("off", "on"))
     assert len(off) == 6 and sorted(off.values()) == \
         [34, 81, 110, 308, 438, 466], off
     assert sorted(on.values()) == [229, 233, 237, 241, 248, 249], on
@@ -245,10 +252,6 @@ def test_single_cable_down_carries_one_lane_of_further_offsets(tmp_path):
     assert checked >= 10, checked
 
 
-QDR_SPINES = {"0x0008f10500108098", "0x0008f10500108c5c",
-              "0x0008f10500108530", "0x0008f1050010851e"}
-
-
 @pytest.mark.parametrize("lmc", [0, 2])
 def test_spines_left_out_of_the_roots_carry_traffic(tmp_path, lmc):
     """The QDR dump: four spines over the same leaves, but updn's root
@@ -258,12 +261,7 @@ def test_spines_left_out_of_the_roots_carry_traffic(tmp_path, lmc):
     LMC 2).  Port offsetting makes them roots as well, checks that what it
     builds over them scores at least as well as stock updn over its own
     roots, and keeps it: every figure above stock's."""
-    if not os.path.isfile(QDR):
-        pytest.skip("%s is absent" % QDR)
-    if plugin_dir() is None:
-        pytest.skip(PLUGIN_SKIP_REASON)
-    source = ["--ibnetdiscover", QDR, "--map",
-              QDR[:-len(".ibnetdiscover")] + ".map"]
+    source = qdr_source()
     figures = {}
     for mode in ("stock", "on"):
         for order in ("leaf", "random"):
@@ -294,9 +292,6 @@ def test_spines_left_out_of_the_roots_carry_traffic(tmp_path, lmc):
             assert on >= stock + 0.02, (order, traffic, on, stock)
 
 
-QDR_EDGE = 0x0008f1050020369c      # 3 cables to each of the 4 spines
-QDR_WIDE = 0x0008f10500200b50      # 6 cables to each of 2 spines
-
 
 def test_further_offsets_take_the_block_of_their_base_lid(tmp_path):
     """The QDR dump at LMC 1, port offsetting alone: a leaf with three
@@ -309,13 +304,8 @@ def test_further_offsets_take_the_block_of_their_base_lid(tmp_path):
     the first quarter of the hosts (leaf order) spans the two leaves; its
     striped traffic runs free of contention (0.810 when the offsets
     detoured; stock updn 0.794, dfsssp 0.984)."""
-    if not os.path.isfile(QDR):
-        pytest.skip("%s is absent" % QDR)
-    if plugin_dir() is None:
-        pytest.skip(PLUGIN_SKIP_REASON)
-    res, _log = route_dump(tmp_path, [
-        "--ibnetdiscover", QDR, "--map", QDR[:-len(".ibnetdiscover")] +
-        ".map", "--plugin-option", "stock_guard=off"], "on", lmc=1,
+    res, _log = route_dump(tmp_path, qdr_source() + [
+        "--plugin-option", "stock_guard=off"], "on", lmc=1,
         analyze=["--job", "quarter"])
     assert res["shift"]["spread"]["efficiency"] == 1.0, res["shift"]
     topo = fabric.load_topology(str(tmp_path / "opensm-subnet.lst"))
