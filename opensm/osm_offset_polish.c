@@ -1413,12 +1413,7 @@ static unsigned next_cable(const struct polish *p, uint32_t s, uint8_t a,
 	return 0;
 }
 
-/*
- * Per link, the switches with ranks (other than host h's) whose route
- * to h's LID crosses it: lists from cable_head through cable_next of
- * cable_sw, cable_w their ranks summed.  Empty where some route leads
- * nowhere (its flows are lost; nothing moves for them).
- */
+/* The lists of cable_routes() emptied. */
 static void clear_cable_routes(struct polish *p)
 {
 	unsigned i;
@@ -1430,6 +1425,12 @@ static void clear_cable_routes(struct polish *p)
 	p->num_cable_links = 0;
 }
 
+/*
+ * Per link, the switches with ranks (other than host h's) whose route
+ * to h's LID crosses it: lists from cable_head through cable_next of
+ * cable_sw, cable_w their ranks summed.  Empty where some route leads
+ * nowhere (its flows are lost; nothing moves for them).
+ */
 static void cable_routes(struct polish *p, unsigned lid, uint32_t h)
 {
 	const struct oo_eval_net *net = p->net;
