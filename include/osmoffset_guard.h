@@ -216,7 +216,7 @@ struct oo_variant {
 #define OO_GUARD_MIX 1		/* a mix of them and stock, in place */
 #define OO_GUARD_KEEP 2		/* the tables of lft_ours */
 
-/* The two last steps on the tables that stay (see last_step()). */
+/* The last steps on the tables that stay (see last_step()). */
 enum last_step_kind { LAST_EVEN, LAST_CABLES, LAST_KICKS };
 
 /* osm_ucast_offset_guard_score.c: orders, cells, scores, tables in place */
