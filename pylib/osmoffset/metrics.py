@@ -334,17 +334,22 @@ def route_counts(an):
     is_rank = np.zeros(an.N, dtype=bool)
     is_rank[an.ranks] = True
     cols = np.nonzero(is_rank[an.col_host])[0]
-    links = an.paths[:, cols, :]                  # (leaves, cols, H)
-    # a rank sends to no LID of its own
-    own = np.arange(an.leaves.size)[:, None] == \
-        an.leafpos[an.col_leaf[cols]][None, :]
-    w = np.broadcast_to((per_leaf[:, None] - own)[:, :, None], links.shape)
-    ok = links < n
-    base = (cols % an.nl == 0)[None, :, None] & ok
-    return (np.bincount(links[base], weights=w[base], minlength=n)[:n]
-            .astype(np.int64),
-            np.bincount(links[ok], weights=w[ok], minlength=n)[:n]
-            .astype(np.int64))
+    col_lp = an.leafpos[an.col_leaf[cols]]
+    is_base = (cols % an.nl == 0)[:, None]
+    base = np.zeros(n, dtype=np.int64)
+    every = np.zeros(n, dtype=np.int64)
+    for lp in np.nonzero(per_leaf)[0]:            # a leaf at a time
+        links = an.paths[lp, cols, :]             # (cols, H)
+        # a rank sends to no LID of its own
+        w = np.broadcast_to((per_leaf[lp] - (col_lp == lp))[:, None],
+                            links.shape)
+        ok = links < n
+        every += np.bincount(links[ok], weights=w[ok],
+                             minlength=n)[:n].astype(np.int64)
+        ok &= is_base
+        base += np.bincount(links[ok], weights=w[ok],
+                            minlength=n)[:n].astype(np.int64)
+    return base, every
 
 def lane_sources(an, used_from):
     """Per virtual lane, the (switch, column) sources of used_from whose
