@@ -907,6 +907,10 @@ int oo_polish_cables(const struct oo_eval_net *net, uint8_t *const *lft,
 		     unsigned num_cells, uint64_t max_entries, uint64_t budget,
 		     struct oo_polish_result *res);
 
+/* Whether some switch has two cables to one neighbour: else
+   oo_polish_cables() has nothing to move. */
+int oo_polish_has_cables(const struct oo_eval_net *net);
+
 /*
  * Iterated local search on tables the polish is done with: up to kicks
  * times, a few entries of switches with hosts toward LIDs of offset

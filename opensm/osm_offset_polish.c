@@ -1401,15 +1401,27 @@ static int part_entry(struct polish *p, uint32_t s, uint32_t h,
  * The other cable of switch s to the switch its port a leads to: the
  * first port after port (0: from the first) that leads there too, or 0.
  */
-static unsigned next_cable(const struct polish *p, uint32_t s, uint8_t a,
-			   unsigned port)
+static unsigned next_cable(const struct oo_eval_net *net, uint32_t s,
+			   unsigned a, unsigned port)
 {
-	const struct oo_eval_net *net = p->net;
 	const uint32_t *next = net->next + (size_t)s * net->stride;
 
 	for (port++; port < net->stride && port < 256; port++)
 		if (port != a && next[port] != NONE && next[port] == next[a])
 			return port;
+	return 0;
+}
+
+int oo_polish_has_cables(const struct oo_eval_net *net)
+{
+	unsigned port;
+	uint32_t s;
+
+	for (s = 0; s < net->num_sw; s++)
+		for (port = 1; port < net->stride && port < 256; port++)
+			if (net->next[(size_t)s * net->stride + port] !=
+			    NONE && next_cable(net, s, port, port))
+				return 1;
 	return 0;
 }
 
@@ -1542,7 +1554,7 @@ static int cable_entry(struct polish *p, uint32_t s, uint32_t h,
 	cur = net->lft[s][lid];
 	if (!cur || cur >= net->stride ||
 	    net->next[(size_t)s * net->stride + cur] == NONE ||
-	    !next_cable(p, s, cur, 0))
+	    !next_cable(net, s, cur, 0))
 		return 0;
 	a.link[0] = p->link[(size_t)s * net->stride + cur];
 	w = p->cable_w[a.link[0]];
@@ -1550,8 +1562,8 @@ static int cable_entry(struct polish *p, uint32_t s, uint32_t h,
 		return 0;
 	count_path(p, offset, &a, w, -1);
 	here = count_cost(p, offset, &a, w);
-	for (port = next_cable(p, s, cur, 0); port;
-	     port = next_cable(p, s, cur, port)) {
+	for (port = next_cable(net, s, cur, 0); port;
+	     port = next_cable(net, s, cur, port)) {
 		double c;
 
 		b.link[0] = p->link[(size_t)s * net->stride + port];

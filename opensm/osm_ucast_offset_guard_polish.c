@@ -747,6 +747,12 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	    (kind == LAST_CABLES && !st->polish_cables) ||
 	    (kind == LAST_KICKS && !st->polish_kicks))
 		return;
+	if (kind == LAST_CABLES && !oo_polish_has_cables(&g->net)) {
+		OSM_LOG(g->log, OSM_LOG_VERBOSE, "osmoffset: stock guard: no "
+			"%s: no switch has two cables to one neighbour\n",
+			w->what);
+		return;
+	}
 	if (lost_ca_lids(g, st) != 0) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
 			"%s: the tables that stay leave CA LIDs without a "

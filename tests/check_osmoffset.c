@@ -2353,7 +2353,8 @@ static void cab_build(struct cab_net *c, const uint8_t down[4])
  * host 0's up its second cable, the spine sends them down theirs, and
  * every round runs at one flow per link (round 2 ran at two).  Only
  * entries toward other switches over a cable of a pair move.  Evened:
- * nothing more; with no budget, nothing.
+ * nothing more; with no budget, nothing.  oo_polish_has_cables() tells
+ * this net from ev_net's, whose leaves have one cable to each spine.
  */
 START_TEST(polish_cables_evens_parallel_cables)
 {
@@ -2362,9 +2363,13 @@ START_TEST(polish_cables_evens_parallel_cables)
 	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1, 0.0 };
 	struct oo_polish_result res;
 	struct cab_net c, before;
+	struct ev_net single;
 	unsigned s, lid;
 
+	ev_setup(&single, 0);
+	ck_assert_int_eq(oo_polish_has_cables(&single.net), 0);
 	cab_build(&c, one_cable);
+	ck_assert_int_eq(oo_polish_has_cables(&c.net), 1);
 	before = c;
 	ck_assert_double_eq_tol(net_score(&c.net, leaf_order, 4, 0,
 					  1000).eff, 5.0 / 6, 1e-12);

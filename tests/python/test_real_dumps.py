@@ -144,13 +144,12 @@ def cable_routes(out, spine, edge):
     tables osm-sim left in out."""
     from osmoffset.analyze import Analysis
     from osmoffset.metrics import route_counts
-    an = Analysis(fabric.load_topology(str(out / "opensm-subnet.lst")),
-                  fabric.load_lfts(str(out / "opensm-lfts.dump")),
+    topo = fabric.load_topology(str(out / "opensm-subnet.lst"))
+    an = Analysis(topo, fabric.load_lfts(str(out / "opensm-lfts.dump")),
                   bisections=0)
     an.validate()
     an.build_paths()
     _base, routes = route_counts(an)
-    topo = fabric.load_topology(str(out / "opensm-subnet.lst"))
     s = [i for i, n in enumerate(an.sw_nodes) if n.guid == spine][0]
     return {p: int(routes[s * an.W + p])
             for p, peer, _rp in topo.neighbors(spine) if peer == edge}
@@ -290,7 +289,6 @@ def test_spines_left_out_of_the_roots_carry_traffic(tmp_path, lmc):
         if mode == "on":
             stock = figures["stock", order, traffic]
             assert on >= stock + 0.02, (order, traffic, on, stock)
-
 
 
 def test_further_offsets_take_the_block_of_their_base_lid(tmp_path):
