@@ -72,6 +72,8 @@ struct oo_options {
 	int polish_cables;	/* and then their route counts over
 				   parallel cables to one switch evened
 				   (default on) */
+	int polish_ways;	/* and over the equally short ways to
+				   other neighbours (default off) */
 };
 
 /*
@@ -103,11 +105,14 @@ struct oo_options {
  *	polish_even	= on | off  (default off; the same words as
  *			  stock_guard)
  *	polish_cables	= on | off  (default on; the same words)
+ *	polish_ways	= on | off  (default off; the same words)
  *
  * A NULL or empty text leaves port offsetting off.  Returns 0 on success.
  * On error returns -1, leaves *opts set to the defaults (off) and writes a
- * readable message naming the offending token to err.
+ * readable message naming the offending token to err (OO_OPTIONS_ERR_MAX
+ * bytes hold any).
  */
+#define OO_OPTIONS_ERR_MAX 512
 int oo_options_parse(const char *text, struct oo_options *opts,
 		     char *err, size_t err_len);
 
@@ -906,6 +911,22 @@ int oo_polish_cables(const struct oo_eval_net *net, uint8_t *const *lft,
 		     unsigned num_hosts, const struct oo_polish_cell *cells,
 		     unsigned num_cells, uint64_t max_entries, uint64_t budget,
 		     struct oo_polish_result *res);
+
+/*
+ * The same over the equally short ways to other neighbours: the entry of
+ * any switch toward a rank's LID moves to a port toward another
+ * neighbour whose way to the LID is as short (a spine's choice of core,
+ * a line ASIC's of fabric ASIC), under the same rules, where the LID's
+ * routes then close no cycle with the channel dependencies in cdg
+ * (oo_cdg_init() of a net over the same tables, acyclic; it takes each
+ * move's in, and those of the entries before stay, so the tables stay
+ * free of cycles among every entry).  Returns as oo_polish_cables().
+ */
+struct oo_cdg;
+int oo_polish_ways(const struct oo_eval_net *net, uint8_t *const *lft,
+		   unsigned num_hosts, const struct oo_polish_cell *cells,
+		   unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		   struct oo_cdg *cdg, struct oo_polish_result *res);
 
 /* Whether some switch has two cables to one neighbour: else
    oo_polish_cables() has nothing to move. */

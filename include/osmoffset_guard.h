@@ -217,7 +217,7 @@ struct oo_variant {
 #define OO_GUARD_KEEP 2		/* the tables of lft_ours */
 
 /* The last steps on the tables that stay (see last_step()). */
-enum last_step_kind { LAST_EVEN, LAST_CABLES, LAST_KICKS };
+enum last_step_kind { LAST_EVEN, LAST_CABLES, LAST_WAYS, LAST_KICKS };
 
 /* osm_ucast_offset_guard_score.c: orders, cells, scores, tables in place */
 uint32_t *shuffled_ranks(const struct oo_guard *g, uint64_t seed);

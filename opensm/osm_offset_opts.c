@@ -122,6 +122,7 @@ static const struct on_off_key on_off_keys[] = {
 	{ "polish", offsetof(struct oo_options, polish), 1 },
 	{ "polish_even", offsetof(struct oo_options, polish_even), 0 },
 	{ "polish_cables", offsetof(struct oo_options, polish_cables), 1 },
+	{ "polish_ways", offsetof(struct oo_options, polish_ways), 0 },
 	{ "spine_cas", offsetof(struct oo_options, spine_cas), 0 },
 	{ "leaf_shuffles", offsetof(struct oo_options, leaf_shuffles), 0 },
 };
@@ -301,7 +302,8 @@ static int parse_token(char *token, struct oo_options *opts, int *seen,
 		 "(known: port_offsetting, hop_tables, stock_guard, "
 		 "reach_all, reach_vls, design_lanes, offsets_apart, "
 		 "digits_apart, keep_live, polish, polish_even, "
-		 "polish_cables, polish_kicks, spine_cas, leaf_shuffles)", token);
+		 "polish_cables, polish_ways, polish_kicks, spine_cas, "
+		 "leaf_shuffles)", token);
 	return -1;
 }
 

@@ -169,6 +169,8 @@ struct polish {
 	unsigned num_cable_links;
 	uint32_t *cable_sw;	/* per list entry: its switch */
 	uint32_t *cable_next;	/* per list entry: the next, or NONE */
+	struct oo_cdg *cdg;	/* the tables' channel dependencies, for
+				   way_entry(); NULL: none (no memory) */
 	unsigned num_ranks;
 	struct undo *undo;	/* the last stage's moves, to take back */
 	size_t num_undo;
@@ -1582,6 +1584,111 @@ static int cable_entry(struct polish *p, uint32_t s, uint32_t h,
 	return 0;
 }
 
+/*
+ * Move switch s's entry for host h's LID + offset from its way a to the
+ * way b that port leads (the flows of cable_routes()' lists on a's first
+ * link with it): the rounds and the route counts follow, and the lists
+ * are made again for the LID.
+ */
+static void move_way(struct polish *p, uint32_t s, uint32_t h,
+		     unsigned offset, const struct path *a,
+		     const struct path *b, uint8_t port)
+{
+	const struct oo_eval_net *net = p->net;
+	uint32_t w = p->cable_w[a->link[0]], k;
+	unsigned lid = net->host_lid[h] + offset;
+
+	for (k = p->cable_head[a->link[0]]; k != NONE; k = p->cable_next[k])
+		shift_flows(p, p->cable_sw[k], h, offset, a, b, 1, NULL,
+			    CELLS_ALL);
+	apply_groups(p);
+	count_path(p, offset, a, w, -1);
+	count_path(p, offset, b, w, 1);
+	if (is_through(p, s, lid))
+		p->busy[(size_t)s * net->stride + port] = 1;
+	p->lft[s][lid] = port;
+	mark_through(p, net->next[(size_t)s * net->stride + port], lid);
+	cable_routes(p, lid, h);
+}
+
+/*
+ * Whether switch s's entry for lid may lead out of port (its entry
+ * before: cur) as the channel dependencies go: the LID's routes, as the
+ * tables have them with the entry moved, close no cycle with the
+ * dependencies in p->cdg (oo_cdg_add_lid(), which then holds them too).
+ * Those of the entry before stay in p->cdg, so the check errs toward
+ * refusing.  With no memory for it, no more such moves (p->cdg NULL).
+ * The entry is as it was where it may not.
+ */
+static int way_free_of_loops(struct polish *p, uint32_t s, unsigned lid,
+			     uint8_t cur, uint8_t port)
+{
+	int ok;
+
+	p->lft[s][lid] = port;
+	ok = oo_cdg_add_lid(p->cdg, lid);
+	if (ok > 0)
+		return 1;
+	p->lft[s][lid] = cur;
+	if (ok < 0)
+		p->cdg = NULL;
+	return 0;
+}
+
+/*
+ * Move switch s's entry for host h's LID + offset to a port toward
+ * another neighbour (not another cable to the same one: cable_entry())
+ * whose way to the LID is as short, where that evens the route counts
+ * most, slows no round of the steering cells and lowers no group
+ * (try_cable() over the whole ways, with the flows that cross the
+ * entry's link), and closes no credit loop (way_free_of_loops()): a
+ * spine's choice of core, a line ASIC's choice of fabric ASIC, which the
+ * polish of the switches with hosts does not make.  Returns 1 if it
+ * moved.
+ */
+static int way_entry(struct polish *p, uint32_t s, uint32_t h,
+		     unsigned offset)
+{
+	const struct oo_eval_net *net = p->net;
+	unsigned lid = net->host_lid[h] + offset, port, i, n = 0;
+	const uint32_t *next = net->next + (size_t)s * net->stride;
+	struct path a, b;
+	double here, cost[256];
+	uint8_t cand[256], cur;
+	uint32_t w;
+
+	if (!p->cdg || net->host_sw[h] == s || lid >= net->lft_len[s])
+		return 0;
+	cur = net->lft[s][lid];
+	if (!cur || cur >= net->stride || next[cur] == NONE)
+		return 0;
+	w = p->cable_w[p->link[(size_t)s * net->stride + cur]];
+	if (!w || follow(p, s, 0, lid, h, &a))
+		return 0;
+	count_path(p, offset, &a, w, -1);
+	here = count_cost(p, offset, &a, w);
+	for (port = 1; port < net->stride && port < 256; port++) {
+		double c;
+
+		if (next[port] == NONE || next[port] == next[cur] ||
+		    follow(p, s, (uint8_t)port, lid, h, &b) || b.len != a.len)
+			continue;
+		c = count_cost(p, offset, &b, w) - here;
+		if (c < -0.5)
+			n = add_candidate(cost, cand, n, c, port);
+	}
+	count_path(p, offset, &a, w, 1);
+	for (i = 0; i < n && p->cdg; i++) {
+		if (follow(p, s, cand[i], lid, h, &b) ||
+		    !try_cable(p, h, offset, &a, &b) ||
+		    !way_free_of_loops(p, s, lid, cur, cand[i]))
+			continue;
+		move_way(p, s, h, offset, &a, &b, cand[i]);
+		return 1;
+	}
+	return 0;
+}
+
 /* Room for cable_routes()' lists: 0, or -1 (no memory). */
 static int alloc_cables(struct polish *p)
 {
@@ -1601,14 +1708,17 @@ static int alloc_cables(struct polish *p)
 	return 0;
 }
 
+typedef int (*entry_fn)(struct polish *p, uint32_t s, uint32_t h,
+			unsigned offset);
+
 /*
  * Passes over the ranks' LIDs, each LID's entries of every switch
- * (cable_entry()), ties loose, on a budget, until one moves nothing.
- * Returns 0, or -1 where there is no memory for the lists (nothing
- * moved).
+ * (cable_entry() or way_entry(): move), ties loose, on a budget, until
+ * one moves nothing.  Returns 0, or -1 where there is no memory for the
+ * lists (nothing moved).
  */
-static int even_cables(struct polish *p, uint64_t budget,
-		       struct oo_polish_result *res)
+static int even_over(struct polish *p, uint64_t budget, entry_fn move,
+		     struct oo_polish_result *res)
 {
 	const struct oo_eval_net *net = p->net;
 	unsigned lids = net->lids_per_port, moved, h, o;
@@ -1624,8 +1734,7 @@ static int even_cables(struct polish *p, uint64_t budget,
 			for (o = 0; p->is_rank[h] && o < lids; o++) {
 				cable_routes(p, net->host_lid[h] + o, h);
 				for (s = 0; s < net->num_sw; s++)
-					moved += (unsigned)cable_entry(p, s,
-								       h, o);
+					moved += (unsigned)move(p, s, h, o);
 			}
 		res->balanced += moved;
 		res->moved += moved;
@@ -1635,6 +1744,18 @@ static int even_cables(struct polish *p, uint64_t budget,
 	if (p->work >= p->budget)
 		res->status = OO_POLISH_BUDGET;
 	return 0;
+}
+
+static int even_cables(struct polish *p, uint64_t budget,
+		       struct oo_polish_result *res)
+{
+	return even_over(p, budget, cable_entry, res);
+}
+
+static int even_ways(struct polish *p, uint64_t budget,
+		     struct oo_polish_result *res)
+{
+	return even_over(p, budget, way_entry, res);
 }
 
 static void free_polish(struct polish *p)
@@ -2174,14 +2295,15 @@ typedef int (*count_phase_fn)(struct polish *p, uint64_t budget,
 			      struct oo_polish_result *res);
 
 /*
- * A phase that evens the route counts (even_counts() or even_cables())
- * on tables the polish is done with: 0, or -1 (no memory; the tables as
- * they were).
+ * A phase that evens the route counts (even_counts(), even_cables() or,
+ * with cdg, even_ways()) on tables the polish is done with: 0, or -1 (no
+ * memory; the tables as they were).
  */
 static int evened(const struct oo_eval_net *net, uint8_t *const *lft,
 		  unsigned num_hosts, const struct oo_polish_cell *cells,
 		  unsigned num_cells, uint64_t max_entries, uint64_t budget,
-		  count_phase_fn phase, struct oo_polish_result *res)
+		  count_phase_fn phase, struct oo_cdg *cdg,
+		  struct oo_polish_result *res)
 {
 	struct polish p;
 	int ret;
@@ -2190,6 +2312,7 @@ static int evened(const struct oo_eval_net *net, uint8_t *const *lft,
 		     budget, 0, res);
 	if (ret)
 		return ret < 0 ? -1 : 0;
+	p.cdg = cdg;
 	count_routes(&p);
 	ret = phase(&p, budget, res);
 	res->eff_after = sum_eff(&p);
@@ -2204,7 +2327,7 @@ int oo_polish_even(const struct oo_eval_net *net, uint8_t *const *lft,
 		   struct oo_polish_result *res)
 {
 	return evened(net, lft, num_hosts, cells, num_cells, max_entries,
-		      budget, even_counts, res);
+		      budget, even_counts, NULL, res);
 }
 
 int oo_polish_kicks(const struct oo_eval_net *net, uint8_t *const *lft,
@@ -2238,5 +2361,14 @@ int oo_polish_cables(const struct oo_eval_net *net, uint8_t *const *lft,
 		     struct oo_polish_result *res)
 {
 	return evened(net, lft, num_hosts, cells, num_cells, max_entries,
-		      budget, even_cables, res);
+		      budget, even_cables, NULL, res);
+}
+
+int oo_polish_ways(const struct oo_eval_net *net, uint8_t *const *lft,
+		   unsigned num_hosts, const struct oo_polish_cell *cells,
+		   unsigned num_cells, uint64_t max_entries, uint64_t budget,
+		   struct oo_cdg *cdg, struct oo_polish_result *res)
+{
+	return evened(net, lft, num_hosts, cells, num_cells, max_entries,
+		      budget, even_ways, cdg, res);
 }

@@ -204,6 +204,7 @@ static int build_guarded(struct oo_plugin *plugin)
 		.polish_kicks = plugin->opts.polish_kicks,
 		.polish_even = plugin->opts.polish_even,
 		.polish_cables = plugin->opts.polish_cables,
+		.polish_ways = plugin->opts.polish_ways,
 	};
 
 	if (!plugin->opts.stock_guard)
@@ -474,7 +475,7 @@ static void wrap_configured_engines(struct oo_plugin *plugin)
 static void *oo_create(struct osm_opensm *osm)
 {
 	struct oo_plugin *plugin;
-	char err[256];
+	char err[OO_OPTIONS_ERR_MAX];
 
 	plugin = calloc(1, sizeof(*plugin));
 	if (!plugin) {

@@ -516,6 +516,7 @@ out:
 	if (!ret) {
 		last_step(g, st, own, LAST_EVEN);
 		last_step(g, st, own, LAST_CABLES);
+		last_step(g, st, own, LAST_WAYS);
 		last_step(g, st, own, LAST_KICKS);
 		stock_if_loop_closed(g);
 	}

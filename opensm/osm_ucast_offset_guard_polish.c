@@ -635,24 +635,65 @@ static const struct last_step_words {
 	const char *scores;	/* the tables after it, scored */
 	const char *done;	/* the same, going on */
 	const char *undone;	/* its moves, taken back */
-} last_step_words[3] = {
+} last_step_words[4] = {
 	{ 0, "evening of the route counts", "evened", "the evened tables",
 	  "the evening of the route counts is" },
 	{ 0, "evening of the cables", "cables evened",
 	  "the tables with their cables evened",
 	  "the evening of the cables is" },
+	{ 0, "evening over the ways", "ways evened",
+	  "the tables with their ways evened",
+	  "the evening over the ways is" },
 	{ 1, "kicks", "kicked", "the kicked tables", "the kicks are" },
 };
 
 /*
+ * For the evening over the ways: the channel dependencies of the tables
+ * in place (every entry's, before the reach pass), which its moves must
+ * keep free of cycles.  1 with *cdg ready (oo_cdg_free() it), over rn;
+ * 0 where they close a cycle already or there is no memory (logged: no
+ * such step then).
+ */
+static int ways_cdg(struct oo_guard *g, struct oo_reach_net *rn,
+		    struct oo_cdg *cdg)
+{
+	int ret;
+
+	memset(rn, 0, sizeof(*rn));
+	rn->num_sw = g->gn.num_sw;
+	rn->stride = g->gn.stride;
+	rn->next = g->gn.next;
+	rn->rport = g->gn.rport;
+	rn->lft = g->gn.lft;
+	rn->lft_len = g->gn.lft_len;
+	rn->lids_per_port = g->net.lids_per_port;
+	ret = oo_cdg_init(cdg, rn);
+	if (ret == 1)
+		return 1;
+	if (ret < 0) {
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
+			"memory for the evening over the ways\n");
+		return 0;
+	}
+	oo_cdg_free(cdg);
+	OSM_LOG(g->log, OSM_LOG_VERBOSE, "osmoffset: stock guard: no evening "
+		"over the ways: the channel dependencies of the tables close "
+		"a cycle\n");
+	return 0;
+}
+
+/*
  * The step itself on the tables in place, over n cells: 0, or -1 where
- * there is no memory for it (logged).
+ * there is no memory for it or (LAST_WAYS) the tables close a credit loop
+ * already (logged).
  */
 static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 			 enum last_step_kind kind,
 			 const struct oo_polish_cell *cell, unsigned n,
 			 struct oo_polish_result *res)
 {
+	struct oo_reach_net rn;
+	struct oo_cdg cdg;
 	int ret;
 
 	if (kind == LAST_EVEN)
@@ -663,7 +704,14 @@ static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 		ret = oo_polish_cables(&g->net, g->gn.lft, g->num_hosts, cell,
 				       n, OO_GUARD_POLISH_ENTRIES,
 				       OO_GUARD_POLISH_WORK, res);
-	else
+	else if (kind == LAST_WAYS) {
+		if (!ways_cdg(g, &rn, &cdg))
+			return -1;	/* logged */
+		ret = oo_polish_ways(&g->net, g->gn.lft, g->num_hosts, cell,
+				     n, OO_GUARD_POLISH_ENTRIES,
+				     OO_GUARD_POLISH_WORK, &cdg, res);
+		oo_cdg_free(&cdg);
+	} else
 		ret = oo_polish_kicks(&g->net, g->gn.lft, g->num_hosts, cell,
 				      n, OO_GUARD_POLISH_ENTRIES,
 				      OO_GUARD_POLISH_WORK, st->polish_kicks,
@@ -686,6 +734,13 @@ static void log_last_step(const struct oo_guard *g, enum last_step_kind kind,
 			"route counts of the tables that stay evened where no "
 			"round of the leaf order and its jobs is slower: "
 			"moved %u entries%s\n", res->moved, budget);
+	else if (kind == LAST_WAYS)
+		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
+			"route counts of the tables that stay evened over "
+			"equally short ways to other neighbours, every move "
+			"free of credit loops, where no round of the leaf "
+			"order and its jobs is slower: moved %u entries%s\n",
+			res->moved, budget);
 	else if (kind == LAST_CABLES)
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"route counts of the tables that stay evened over "
@@ -712,6 +767,9 @@ static void log_last_step(const struct oo_guard *g, enum last_step_kind kind,
  *   sample does not sway;
  *   LAST_CABLES (with st->polish_cables): the same over parallel cables
  *   to one switch, any switch's entries (oo_polish_cables());
+ *   LAST_WAYS (with st->polish_ways): the same over the equally short
+ *   ways to other neighbours, each move free of credit loops among every
+ *   entry (oo_polish_ways(), over ways_cdg());
  *   LAST_KICKS (with st->polish_kicks): kicks (oo_polish_kicks()) over
  *   the random orders the guard judges and the polish's sample.
  * Where those do not fit in memory, the check below holds the guard's
@@ -745,6 +803,7 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	if (!(st->variants & OO_GUARD_POLISH) ||
 	    (kind == LAST_EVEN && !st->polish_even) ||
 	    (kind == LAST_CABLES && !st->polish_cables) ||
+	    (kind == LAST_WAYS && !st->polish_ways) ||
 	    (kind == LAST_KICKS && !st->polish_kicks))
 		return;
 	if (kind == LAST_CABLES && !oo_polish_has_cables(&g->net)) {

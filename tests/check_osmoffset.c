@@ -723,7 +723,7 @@ static enum oo_rule parse_ok(const char *text)
 static void parse_bad(const char *text, const char *needle)
 {
 	struct oo_options o;
-	char err[256];
+	char err[OO_OPTIONS_ERR_MAX];
 
 	o.rule = OO_RULE_PLAIN;
 	ck_assert_int_eq(oo_options_parse(text, &o, err, sizeof(err)), -1);
@@ -2397,6 +2397,159 @@ START_TEST(polish_cables_evens_parallel_cables)
 					  100000, 1000000, &res), 0);
 	ck_assert_uint_eq(res.moved, 0);
 	ck_assert_int_eq(memcmp(c.lft, before.lft, sizeof(c.lft)), 0);
+}
+END_TEST
+
+/*
+ * Four leaves (0-3, one host each, LIDs 1-4: port 1 to the host, port 2
+ * up) under two middle switches (4 over leaves 0-1, 5 over leaves 2-3:
+ * ports 1-2 down), each cabled to both tops (6, 7: port 3 to top 6,
+ * port 4 to top 7; a top's port 1 to middle 4, port 2 to middle 5).
+ * Every route between the halves crosses top 6.  With chain, LIDs 7 and
+ * 8 (no host) add the dependencies middle 5 (from top 7) -> top 6 ->
+ * middle 4 -> top 7: a route from middle 4 over top 7 down to middle 5
+ * would close a cycle with them.
+ */
+#define WAY_STRIDE 5
+#define WAY_SW 8
+struct way_net {
+	uint32_t next[WAY_SW * WAY_STRIDE];
+	uint8_t rport[WAY_SW * WAY_STRIDE];
+	uint8_t lft[WAY_SW][9];
+	uint8_t *rows[WAY_SW];
+	unsigned len[WAY_SW];
+	uint32_t host_sw[4];
+	uint8_t host_port[4];
+	uint16_t host_lid[4];
+	struct oo_eval_net net;
+	struct oo_reach_net reach;
+};
+
+static void way_link(struct way_net *w, unsigned a, unsigned pa, unsigned b,
+		     unsigned pb)
+{
+	w->next[a * WAY_STRIDE + pa] = b;
+	w->rport[a * WAY_STRIDE + pa] = (uint8_t)pb;
+	w->next[b * WAY_STRIDE + pb] = a;
+	w->rport[b * WAY_STRIDE + pb] = (uint8_t)pa;
+}
+
+static void way_build(struct way_net *w, int chain)
+{
+	unsigned s, h, lid, mid, other;
+
+	memset(w, 0, sizeof(*w));
+	for (s = 0; s < WAY_SW; s++) {
+		for (h = 0; h < WAY_STRIDE; h++)
+			w->next[s * WAY_STRIDE + h] = OO_EVAL_NONE;
+		w->rows[s] = w->lft[s];
+		w->len[s] = sizeof(w->lft[s]);
+	}
+	for (h = 0; h < 4; h++)
+		way_link(w, h, 2, 4 + h / 2, 1 + h % 2);
+	for (s = 4; s < 6; s++) {
+		way_link(w, s, 3, 6, s - 3);
+		way_link(w, s, 4, 7, s - 3);
+	}
+	for (h = 0; h < 4; h++) {
+		lid = 1 + h;
+		mid = 4 + h / 2;
+		other = 5 - h / 2;
+		w->host_sw[h] = h;
+		w->host_port[h] = 1;
+		w->host_lid[h] = (uint16_t)lid;
+		for (s = 0; s < 4; s++)
+			w->lft[s][lid] = (uint8_t)(s == h ? 1 : 2);
+		w->lft[mid][lid] = (uint8_t)(1 + h % 2);
+		w->lft[other][lid] = 3;
+		w->lft[6][lid] = w->lft[7][lid] = (uint8_t)(mid - 3);
+	}
+	if (chain) {
+		w->lft[5][7] = 3;
+		w->lft[6][7] = 1;
+		w->lft[4][7] = 4;
+		w->lft[7][8] = 2;
+		w->lft[5][8] = 3;
+	}
+	eval_net_of(&w->net, WAY_SW, WAY_STRIDE, w->next,
+		    (const uint8_t *const *)w->rows, w->len, w->host_sw,
+		    w->host_port, w->host_lid, 1);
+	w->reach.num_sw = WAY_SW;
+	w->reach.stride = WAY_STRIDE;
+	w->reach.next = w->next;
+	w->reach.rport = w->rport;
+	w->reach.lft = w->rows;
+	w->reach.lft_len = w->len;
+	w->reach.lids_per_port = 1;
+}
+
+/*
+ * Of w's tables, only the entries of middle switch 5 for LID 1 and (with
+ * both) of middle switch 4 for LID 3 differ from before: over top 7.
+ */
+static void assert_ways_moved(const struct way_net *w,
+			      const struct way_net *before, int both)
+{
+	unsigned s, lid;
+
+	for (s = 0; s < WAY_SW; s++)
+		for (lid = 0; lid < 9; lid++)
+			ck_assert_uint_eq(w->lft[s][lid],
+					  (s == 5 && lid == 1) ||
+					  (both && s == 4 && lid == 3) ? 4 :
+					  before->lft[s][lid]);
+}
+
+/*
+ * The middle switches send every LID between the halves up to top 6, and
+ * round 2 of the leaf order runs two flows over each middle switch's
+ * cable to it.  The evening of the cables finds no parallel cable and
+ * moves nothing; over the ways (oo_polish_ways()), middle switch 5 sends
+ * LID 1 and middle switch 4 LID 3 over top 7 instead (the first move of
+ * each that evens the counts), and every round runs at one flow per
+ * link.  Where the route of LID 3 (or 4) over top 7 would close a
+ * cycle with the dependencies in the graph, it stays, and only LID 1
+ * moves; the tables stay free of cycles, which that route would close.
+ */
+START_TEST(polish_ways_evens_free_of_loops)
+{
+	static const uint32_t leaf_order[] = { 0, 1, 2, 3 };
+	struct oo_polish_cell cell = { leaf_order, 4, 0, 0, 1, 0.0 };
+	struct oo_polish_result res;
+	struct way_net w, before;
+	struct oo_cdg g;
+
+	way_build(&w, 0);
+	before = w;
+	ck_assert_double_eq_tol(net_score(&w.net, leaf_order, 4, 0,
+					  1000).eff, 5.0 / 6, 1e-12);
+	ck_assert_int_eq(oo_polish_cables(&w.net, w.rows, 4, &cell, 1,
+					  100000, 1000000, &res), 0);
+	ck_assert_uint_eq(res.moved, 0);
+	ck_assert_int_eq(memcmp(w.lft, before.lft, sizeof(w.lft)), 0);
+	ck_assert_int_eq(oo_cdg_init(&g, &w.reach), 1);
+	ck_assert_int_eq(oo_polish_ways(&w.net, w.rows, 4, &cell, 1,
+					100000, 1000000, &g, &res), 0);
+	oo_cdg_free(&g);
+	ck_assert_uint_eq(res.moved, 2);
+	assert_ways_moved(&w, &before, 1);
+	ck_assert_double_eq_tol(net_score(&w.net, leaf_order, 4, 0,
+					  1000).eff, 1.0, 1e-12);
+	ck_assert_int_eq(oo_reach_acyclic(&w.reach), 1);
+
+	way_build(&w, 1);
+	before = w;
+	ck_assert_int_eq(oo_cdg_init(&g, &w.reach), 1);
+	ck_assert_int_eq(oo_polish_ways(&w.net, w.rows, 4, &cell, 1,
+					100000, 1000000, &g, &res), 0);
+	oo_cdg_free(&g);
+	ck_assert_uint_eq(res.moved, 1);
+	assert_ways_moved(&w, &before, 0);
+	ck_assert_double_eq_tol(net_score(&w.net, leaf_order, 4, 0,
+					  1000).eff, 5.0 / 6, 1e-12);
+	ck_assert_int_eq(oo_reach_acyclic(&w.reach), 1);
+	w.lft[4][3] = 4;
+	ck_assert_int_eq(oo_reach_acyclic(&w.reach), 0);
 }
 END_TEST
 
@@ -4235,6 +4388,7 @@ static const struct variant_option guard_extras[] = {
 	{ "leaf_shuffles", offsetof(struct oo_options, leaf_shuffles),
 	  "some" },
 	{ "polish_even", offsetof(struct oo_options, polish_even), "half" },
+	{ "polish_ways", offsetof(struct oo_options, polish_ways), "cores" },
 };
 
 /*
@@ -4268,6 +4422,12 @@ END_TEST
 START_TEST(polish_even_option)
 {
 	assert_extra_option(&guard_extras[2]);
+}
+END_TEST
+
+START_TEST(polish_ways_option)
+{
+	assert_extra_option(&guard_extras[3]);
 }
 END_TEST
 
@@ -4623,7 +4783,25 @@ START_TEST(polish_kicks_option)
 	parse_bad("polish_kicks=5 polish_kicks=6", "polish_kicks is given "
 		  "twice, as 5 and as 6");
 	parse_bad("polish_kickz=5", "polish, polish_even, polish_cables, "
-		  "polish_kicks, spine_cas");
+		  "polish_ways, polish_kicks, spine_cas");
+}
+END_TEST
+
+/*
+ * An unknown key as long as a token may be: the message names it and
+ * every known key, to the last, in OO_OPTIONS_ERR_MAX bytes.
+ */
+START_TEST(options_unknown_key_names_all)
+{
+	char text[160], want[160];
+
+	memset(text, 'k', 124);
+	strcpy(text + 124, "=on");
+	snprintf(want, sizeof(want), "unknown key '%.124s' (known: "
+		 "port_offsetting, hop_tables", text);
+	parse_bad(text, want);
+	parse_bad(text, "polish_ways, polish_kicks, spine_cas, "
+		  "leaf_shuffles)");
 }
 END_TEST
 
@@ -4707,8 +4885,10 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(opt, spine_cas_option);
 	tcase_add_test(opt, leaf_shuffles_option);
 	tcase_add_test(opt, polish_even_option);
+	tcase_add_test(opt, polish_ways_option);
 	tcase_add_test(opt, reach_vls_option);
 	tcase_add_test(opt, polish_kicks_option);
+	tcase_add_test(opt, options_unknown_key_names_all);
 	suite_add_tcase(s, opt);
 
 	tcase_add_test(ev, eval_scores_shift_rounds);
@@ -4729,6 +4909,7 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(ev, polish_parts_the_routes_a_random_round_runs_at_once);
 	tcase_add_test(ev, polish_even_evens_route_counts_past_a_rounds_ties);
 	tcase_add_test(ev, polish_cables_evens_parallel_cables);
+	tcase_add_test(ev, polish_ways_evens_free_of_loops);
 	tcase_add_test(ev, polish_swaps_two_entries_where_no_single_move_gains);
 	tcase_add_test(ev,
 		       polish_spends_a_lead_to_raise_a_group_below_its_floor);

@@ -73,16 +73,22 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
     assert read(os.path.join(str(out), "opensm-lfts.dump")) == stock_lfts
 
 
+# The plugin's keys, as its message for an unknown one names them.
+KNOWN_KEYS = ("port_offsetting, hop_tables, stock_guard, reach_all, "
+              "reach_vls, design_lanes, offsets_apart, digits_apart, "
+              "keep_live, polish, polish_even, polish_cables, polish_ways, "
+              "polish_kicks, spine_cas, leaf_shuffles")
+
+
 @pytest.mark.parametrize("options, message", [
     ("port_offsetting",
      "token 'port_offsetting' is not of the form key=value"),
     ("port_offsetting=maybe",
      "port_offsetting value 'maybe' is not one of off, on, coordinated, "
      "plain"),
-    ("bogus=1", "unknown key 'bogus' (known: port_offsetting, hop_tables, "
-     "stock_guard, reach_all, reach_vls, design_lanes, offsets_apart, "
-     "digits_apart, keep_live, polish, polish_even, polish_cables, "
-     "polish_kicks, spine_cas, leaf_shuffles)"),
+    ("bogus=1", "unknown key 'bogus' (known: " + KNOWN_KEYS + ")"),
+    ("k" * 124 + "=on",
+     "unknown key '" + "k" * 124 + "' (known: " + KNOWN_KEYS + ")"),
     ("port_offsetting=on reach_vls=9",
      "reach_vls value '9' is not a number of virtual lanes from 1 to 8"),
     ("port_offsetting=on polish_kicks=lots",
@@ -94,8 +100,8 @@ def assert_stock_run(p, out, stock_lfts, err_pattern):
     ("port_offsetting=on port_offsetting=off",
      "port_offsetting is given twice, as coordinated and as off"),
     ("port_offsetting=on,=on", "token '=on' is not of the form key=value"),
-], ids=["no-value", "bad-value", "unknown-key", "bad-reach-vls",
-        "bad-polish-kicks", "bad-hop-tables",
+], ids=["no-value", "bad-value", "unknown-key", "long-unknown-key",
+        "bad-reach-vls", "bad-polish-kicks", "bad-hop-tables",
         "200-chars", "conflict", "empty-key"])
 def test_bad_options_route_stock(tmp_path, stock, options, message):
     p = run_with_conf(tmp_path, options, ["--no-ibroute"])
