@@ -223,6 +223,13 @@ int oo_glue_net_build(struct oo_glue_net *gn, struct osm_opensm *osm);
 void oo_glue_net_free(struct oo_glue_net *gn);
 
 /*
+ * rn over gn's switches, links and tables (its CA ports and switch LIDs
+ * none: the caller's), lids_per_port LIDs a port.
+ */
+void oo_glue_reach_net(struct oo_reach_net *rn, const struct oo_glue_net *gn,
+		       unsigned lids_per_port);
+
+/*
  * The CA ports with a LID that are cabled to a switch of the net: the
  * switch, its port, the base LID and (desc, if allocated) the node
  * description, for as many entries as the subnet has ports.

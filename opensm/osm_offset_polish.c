@@ -1505,13 +1505,14 @@ static int try_cable(struct polish *p, uint32_t h, unsigned offset,
 }
 
 /*
- * Move switch s's entry for host h's LID + offset from link a to link b
- * of port, a cable to the same switch, with the flows that cross a: the
- * rounds, the route counts and the lists of cable_routes() follow.
+ * Move switch s's entry for host h's LID + offset from its way a (from s
+ * on) to the way b that port leads, with the flows of cable_routes()'
+ * lists on a's first link: the rounds and the route counts follow (the
+ * lists are the caller's).  Returns the ranks of those flows' switches.
  */
-static void move_cable(struct polish *p, uint32_t s, uint32_t h,
-		       unsigned offset, const struct path *a,
-		       const struct path *b, uint8_t port)
+static uint32_t shift_entry(struct polish *p, uint32_t s, uint32_t h,
+			    unsigned offset, const struct path *a,
+			    const struct path *b, uint8_t port)
 {
 	uint32_t w = p->cable_w[a->link[0]], k;
 	unsigned lid = p->net->host_lid[h] + offset;
@@ -1525,6 +1526,20 @@ static void move_cable(struct polish *p, uint32_t s, uint32_t h,
 	if (is_through(p, s, lid))
 		p->busy[(size_t)s * p->net->stride + port] = 1;
 	p->lft[s][lid] = port;
+	return w;
+}
+
+/*
+ * Move switch s's entry for host h's LID + offset from link a to link b
+ * of port, a cable to the same switch, with the flows that cross a: the
+ * rounds, the route counts and the lists of cable_routes() follow.
+ */
+static void move_cable(struct polish *p, uint32_t s, uint32_t h,
+		       unsigned offset, const struct path *a,
+		       const struct path *b, uint8_t port)
+{
+	uint32_t w = shift_entry(p, s, h, offset, a, b, port);
+
 	if (p->cable_head[b->link[0]] == NONE)
 		p->cable_links[p->num_cable_links++] = b->link[0];
 	p->cable_head[b->link[0]] = p->cable_head[a->link[0]];
@@ -1594,20 +1609,10 @@ static void move_way(struct polish *p, uint32_t s, uint32_t h,
 		     unsigned offset, const struct path *a,
 		     const struct path *b, uint8_t port)
 {
-	const struct oo_eval_net *net = p->net;
-	uint32_t w = p->cable_w[a->link[0]], k;
-	unsigned lid = net->host_lid[h] + offset;
+	unsigned lid = p->net->host_lid[h] + offset;
 
-	for (k = p->cable_head[a->link[0]]; k != NONE; k = p->cable_next[k])
-		shift_flows(p, p->cable_sw[k], h, offset, a, b, 1, NULL,
-			    CELLS_ALL);
-	apply_groups(p);
-	count_path(p, offset, a, w, -1);
-	count_path(p, offset, b, w, 1);
-	if (is_through(p, s, lid))
-		p->busy[(size_t)s * net->stride + port] = 1;
-	p->lft[s][lid] = port;
-	mark_through(p, net->next[(size_t)s * net->stride + port], lid);
+	shift_entry(p, s, h, offset, a, b, port);
+	mark_through(p, p->net->next[(size_t)s * p->net->stride + port], lid);
 	cable_routes(p, lid, h);
 }
 

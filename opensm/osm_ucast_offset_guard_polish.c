@@ -659,14 +659,7 @@ static int ways_cdg(struct oo_guard *g, struct oo_reach_net *rn,
 {
 	int ret;
 
-	memset(rn, 0, sizeof(*rn));
-	rn->num_sw = g->gn.num_sw;
-	rn->stride = g->gn.stride;
-	rn->next = g->gn.next;
-	rn->rport = g->gn.rport;
-	rn->lft = g->gn.lft;
-	rn->lft_len = g->gn.lft_len;
-	rn->lids_per_port = g->net.lids_per_port;
+	oo_glue_reach_net(rn, &g->gn, g->net.lids_per_port);
 	ret = oo_cdg_init(cdg, rn);
 	if (ret == 1)
 		return 1;

@@ -101,6 +101,19 @@ static int map_links(struct oo_glue_net *gn)
 	return 0;
 }
 
+void oo_glue_reach_net(struct oo_reach_net *rn, const struct oo_glue_net *gn,
+		       unsigned lids_per_port)
+{
+	memset(rn, 0, sizeof(*rn));
+	rn->num_sw = gn->num_sw;
+	rn->stride = gn->stride;
+	rn->next = gn->next;
+	rn->rport = gn->rport;
+	rn->lft = gn->lft;
+	rn->lft_len = gn->lft_len;
+	rn->lids_per_port = lids_per_port;
+}
+
 int oo_glue_net_build(struct oo_glue_net *gn, struct osm_opensm *osm)
 {
 	memset(gn, 0, sizeof(*gn));

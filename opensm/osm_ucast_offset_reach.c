@@ -73,12 +73,7 @@ static int prepare_net(struct reach_glue *rg, osm_opensm_t *osm)
 		rg->sw_lid[s] = cl_ntoh16(osm_node_get_base_lid(
 						rg->gn.sw[s]->p_node, 0));
 	}
-	net->num_sw = rg->gn.num_sw;
-	net->stride = rg->gn.stride;
-	net->next = rg->gn.next;
-	net->rport = rg->gn.rport;
-	net->lft = rg->gn.lft;
-	net->lft_len = rg->gn.lft_len;
+	oo_glue_reach_net(net, &rg->gn, 1U << osm->subn.opt.lmc);
 	net->sw_lid = rg->sw_lid;
 	net->num_dests = oo_glue_ca_ports(osm, 1, &rg->ca);
 	rg->minor = calloc(net->num_dests + 1, sizeof(*rg->minor));
@@ -90,7 +85,6 @@ static int prepare_net(struct reach_glue *rg, osm_opensm_t *osm)
 	net->dest_port = rg->ca.port;
 	net->dest_lid = rg->ca.lid;
 	net->dest_minor = rg->minor;
-	net->lids_per_port = 1U << osm->subn.opt.lmc;
 	return 0;
 }
 
