@@ -175,9 +175,9 @@ struct oo_guard_stages {
 	/* the route counts of the tables that stay evened over parallel
 	   cables to one switch (oo_polish_cables(), with OO_GUARD_POLISH) */
 	int polish_cables;
-	/* and over the equally short ways to other neighbours, each move
-	   checked against the channel dependencies (oo_polish_cables() with
-	   a cdg) */
+	/* and then over the equally short ways to other neighbours, each
+	   move checked against the channel dependencies (oo_polish_ways(),
+	   with OO_GUARD_POLISH) */
 	int polish_ways;
 	void *ctx;		/* of ours, the hop builders and fill */
 	void *stock_ctx;
