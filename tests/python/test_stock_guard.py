@@ -843,6 +843,12 @@ def test_polish_even_evens_the_counts_the_polish_leaves(tmp_path):
         assert a.read() != b.read()
 
 
+def host_switches(topo):
+    """The GUIDs of the switches a CA is cabled to."""
+    return {g for (g, _p), (r, _rp) in topo.links.items()
+            if topo.nodes[g].kind == "SW" and topo.nodes[r].kind != "SW"}
+
+
 def switch_routes(run, lmc):
     """{(switch GUID, neighbour GUID): routes of every rank to every rank's
     LID of every offset over all the switch's cables to that neighbour}
@@ -851,9 +857,7 @@ def switch_routes(run, lmc):
     an.validate()
     an.build_paths()
     _base, every = metrics.route_counts(an)
-    hosts = {g for (g, _p), (r, _rp) in run.topo.links.items()
-             if run.topo.nodes[g].kind == "SW" and
-             run.topo.nodes[r].kind != "SW"}
+    hosts = host_switches(run.topo)
     out = {}
     for (g, p), (r, _rp) in run.topo.links.items():
         if run.topo.nodes[g].kind != "SW" or g in hosts or \
@@ -895,10 +899,7 @@ def test_polish_ways_evens_the_spines_choice_of_way(tmp_path):
     assert any("the tables with their ways evened go on: at least as good "
                "in every cell, better on the whole" in ln for ln in lines)
     assert not any("ways" in ln for ln in guard_lines(off))
-    hosts = {off.topo.nodes[g].desc for (g, _p), (r, _rp)
-             in off.topo.links.items()
-             if off.topo.nodes[g].kind == "SW" and
-             off.topo.nodes[r].kind != "SW"}
+    hosts = {off.topo.nodes[g].desc for g in host_switches(off.topo)}
     spines = {desc for desc, _lid in lft_differences(on, off)} - hosts
     assert spines, "no entry of a switch without hosts moved"
     a, b = switch_routes(off, 2), switch_routes(on, 2)
