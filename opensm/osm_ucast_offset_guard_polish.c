@@ -676,17 +676,15 @@ static int ways_cdg(struct oo_guard *g, struct oo_reach_net *rn,
 }
 
 /*
- * The step itself on the tables in place, over n cells: 0, or -1 where
- * there is no memory for it or (LAST_WAYS) the tables close a credit loop
- * already (logged).
+ * The step itself on the tables in place, over n cells (LAST_WAYS over
+ * ways, ways_cdg()'s graph): 0, or -1 where there is no memory for it
+ * (logged).
  */
 static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 			 enum last_step_kind kind,
 			 const struct oo_polish_cell *cell, unsigned n,
-			 struct oo_polish_result *res)
+			 struct oo_cdg *ways, struct oo_polish_result *res)
 {
-	struct oo_reach_net rn;
-	struct oo_cdg cdg;
 	int ret;
 
 	if (kind == LAST_EVEN)
@@ -697,14 +695,11 @@ static int run_last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 		ret = oo_polish_cables(&g->net, g->gn.lft, g->num_hosts, cell,
 				       n, OO_GUARD_POLISH_ENTRIES,
 				       OO_GUARD_POLISH_WORK, res);
-	else if (kind == LAST_WAYS) {
-		if (!ways_cdg(g, &rn, &cdg))
-			return -1;	/* logged */
+	else if (kind == LAST_WAYS)
 		ret = oo_polish_ways(&g->net, g->gn.lft, g->num_hosts, cell,
 				     n, OO_GUARD_POLISH_ENTRIES,
-				     OO_GUARD_POLISH_WORK, &cdg, res);
-		oo_cdg_free(&cdg);
-	} else
+				     OO_GUARD_POLISH_WORK, ways, res);
+	else
 		ret = oo_polish_kicks(&g->net, g->gn.lft, g->num_hosts, cell,
 				      n, OO_GUARD_POLISH_ENTRIES,
 				      OO_GUARD_POLISH_WORK, st->polish_kicks,
@@ -785,6 +780,8 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	struct oo_eval_score after[OO_GUARD_MAX_CELLS];
 	struct oo_polish_result res;
 	struct oo_polish_cell *cell;
+	struct oo_reach_net rn;
+	struct oo_cdg cdg, *ways = NULL;
 	const char *why, *unfit;
 	uint32_t **check = NULL;
 	double check_before[2];
@@ -812,6 +809,12 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 			"tell\n", w->what);
 		return;
 	}
+	/* before the tables are scored: where they loop, nothing to do */
+	if (kind == LAST_WAYS) {
+		if (!ways_cdg(g, &rn, &cdg))
+			return;		/* logged */
+		ways = &cdg;
+	}
 	was = malloc(total_lft(g) + 1);
 	cell = calloc((size_t)OO_GUARD_MAX_CELLS * (OO_GUARD_SEEDS +
 						     OO_GUARD_POLISH_SEEDS),
@@ -831,7 +834,7 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	score_tables(g, st, before);
 	score_check(g, check, nc, check_before, &lost_before);
 	n = polish_cells(g, NULL, 0, w->judged, cell, &steer);
-	if (run_last_step(g, st, kind, cell, n, &res))
+	if (run_last_step(g, st, kind, cell, n, ways, &res))
 		goto out;
 	unfit = polish_unfit(&res);
 	if (unfit) {
@@ -858,6 +861,8 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 		c >= 0 ? g->cell[c].name : "");
 	copy_lfts(g, was, 0);
 out:
+	if (ways)
+		oo_cdg_free(ways);
 	free_check_orders(check, nc);
 	free(cell);
 	free(was);
