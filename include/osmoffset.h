@@ -757,6 +757,14 @@ void oo_eval_mark_paths(const struct oo_eval_net *net, const uint32_t *order,
 int oo_eval_lost_lids(const struct oo_eval_net *net, unsigned num_hosts,
 		      uint8_t *lost);
 
+/*
+ * The host/LID pairs among the num_hosts hosts that lead nowhere (as
+ * oo_eval_lost_lids() walks them): for every LID of every host, each
+ * other host on a switch from which it is lost counts once (the hosts on
+ * the LID's own switch reach it).  Returns how many, or -1 (no memory).
+ */
+int64_t oo_eval_lost_pairs(const struct oo_eval_net *net, unsigned num_hosts);
+
 /* Whether a is worse than b: more flows lost, or else lower efficiency. */
 int oo_eval_worse(const struct oo_eval_score *a,
 		  const struct oo_eval_score *b);
@@ -1011,12 +1019,14 @@ struct oo_rank_tree {
 /*
  * Find the tree: leaves (switches with hosts, less spine-like ones that
  * have more cables to host switches than hosts, e.g. management HCAs on a
- * spine, and core-like ones with a quarter of a typical leaf's hosts or
- * fewer whose neighbours lead down to several groups of leaves, e.g.
- * management HCAs on a core switch of a three-level tree), levels (hops to
- * the nearest leaf), ranks within each level (top down, by the ranks of
- * each switch's parents, then order), up slots and the level divisors of
- * the coordinated rule.
+ * spine, or a quarter of a typical leaf's hosts or fewer and at least as
+ * many cables to switches with more than that as hosts, e.g. a management
+ * HCA on a director's line ASIC over one edge, and core-like ones with a
+ * quarter of a typical leaf's hosts or fewer whose neighbours lead down
+ * to several groups of leaves, e.g. management HCAs on a core switch of a
+ * three-level tree), levels (hops to the nearest leaf), ranks within
+ * each level (top down, by the ranks of each switch's parents, then
+ * order), up slots and the level divisors of the coordinated rule.
  *
  * Up slots: slot = lane x P + position of the parent among the nominal
  * parents, P the most of the level.  A switch with at most half the

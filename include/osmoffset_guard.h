@@ -137,6 +137,9 @@ struct oo_guard {
 	struct oo_ca_ports all_ca;	/* every CA port, SHARP nodes too */
 	unsigned num_all_ca;
 	int lost_ours;		/* lost_ca_lids() of lft_ours */
+	int ours_by_pairs;	/* lft_ours went on by the host/LID pairs of
+				   the whole pass (reach_as_ours()): weigh
+				   those from then on */
 	int lost_stock;		/* lost_ca_lids() of the stock tables to
 				   beat, once they are in place */
 	/* with st->routes_may_loop: the routes the CAs' traffic takes over
@@ -253,6 +256,15 @@ int lost_after_whole_pass(struct oo_guard *g,
 			  const struct oo_guard_stages *st,
 			  uint8_t *buf, int lost);
 int lost_in_place(struct oo_guard *g, const struct oo_guard_stages *st);
+oo_lft_builder pass_as_weighed(const struct oo_guard *g,
+			       const struct oo_guard_stages *st);
+int64_t lost_pairs_after_pass(struct oo_guard *g,
+			      const struct oo_guard_stages *st);
+int64_t lost_pairs_of(struct oo_guard *g, const struct oo_guard_stages *st,
+		      const uint8_t *buf, const uint32_t *prof);
+int pairs_no_more(struct oo_guard *g, const struct oo_guard_stages *st,
+		  const uint8_t *buf, const uint32_t *prof, int64_t *mine,
+		  int64_t *theirs);
 void log_scores(const struct oo_guard *g, const char *who,
 		const struct oo_eval_score *score);
 int cell_lost(const struct oo_guard *g, unsigned c,

@@ -362,6 +362,27 @@ int oo_eval_lost_lids(const struct oo_eval_net *net, unsigned num_hosts,
 	return (int)found;
 }
 
+int64_t oo_eval_lost_pairs(const struct oo_eval_net *net, unsigned num_hosts)
+{
+	unsigned lids = net->lids_per_port, h, o, s;
+	unsigned *on = calloc(net->num_sw + 1, sizeof(*on));
+	int64_t lost = 0;
+
+	if (!on)
+		return -1;
+	for (h = 0; h < num_hosts; h++)
+		on[net->host_sw[h]]++;
+	for (h = 0; h < num_hosts; h++)
+		for (o = 0; o < lids; o++)
+			for (s = 0; s < net->num_sw; s++)
+				if (on[s] && s != net->host_sw[h] &&
+				    walk_lid(net, s, h, net->host_lid[h] + o,
+					     0, NULL))
+					lost += on[s];
+	free(on);
+	return lost;
+}
+
 int oo_eval_worse(const struct oo_eval_score *a,
 		  const struct oo_eval_score *b)
 {

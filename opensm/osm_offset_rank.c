@@ -176,10 +176,31 @@ static int is_core_with_hosts(const struct oo_rank_graph *g,
 	    spans_groups(g, t, s, typical);
 }
 
+/*
+ * Management HCAs on a spine over as few leaves as it has hosts (a line
+ * ASIC of a small director chassis, one edge below it and one HCA on it),
+ * which looks_like_spine() leaves a leaf on the tie: a quarter of a
+ * typical leaf's hosts or fewer, and at least as many cables to switches
+ * with more than that as hosts.  A leaf is cabled to no such switch.
+ */
+static int is_spine_with_hosts(const struct oo_rank_graph *g, unsigned s,
+			       unsigned typical)
+{
+	unsigned i, to_leaves = 0;
+
+	if (g->hosts[s] * 4 > typical)
+		return 0;
+	for (i = g->first[s]; i < g->first[s + 1]; i++)
+		if (g->hosts[g->link[i].to] * 4 > typical)
+			to_leaves++;
+	return to_leaves >= g->hosts[s];
+}
+
 static int is_leaf_switch(const struct oo_rank_graph *g,
 			  struct oo_rank_tree *t, unsigned s, unsigned typical)
 {
 	return g->hosts[s] && !looks_like_spine(g, s) &&
+	    !is_spine_with_hosts(g, s, typical) &&
 	    !is_core_with_hosts(g, t, s, typical);
 }
 

@@ -149,29 +149,38 @@ static int polish_gained(const struct oo_polish_result *res)
 /*
  * Whether the moves of polish_base_lids() must be taken back (logged):
  * the reach pass would leave more CA LIDs without a route from some CA
- * after them than the lost_before before (lost_ca_lids()), or a cell the
- * tables did not lose to stock's (scored in cur, stock's in stock) now
- * loses: the striped traffic and the further LID offsets, which that
- * polish does not hold, may drop.  With no memory to tell, they are.
+ * after them than the lost_before before (lost_ca_lids()), and more
+ * host/LID pairs after the whole pass than the tables before them (in
+ * was: pairs_no_more(); the first stage's count alone where that is not
+ * known), or a cell the tables did not lose to stock's (scored in cur,
+ * stock's in stock) now loses: the striped traffic and the further LID
+ * offsets, which that polish does not hold, may drop.  With no memory to
+ * tell, they are.
  */
 static int take_back_base_polish(struct oo_guard *g,
 				 const struct oo_guard_stages *st,
-				 const char *whose, int lost_before,
+				 const char *whose, const uint8_t *was,
+				 int lost_before,
 				 const struct oo_eval_score *cur,
 				 const struct oo_eval_score *stock)
 {
 	struct oo_eval_score *after = calloc(g->num_cells + 1, sizeof(*after));
+	int64_t mine = -1, theirs = -1;
 	int lost, c;
 
 	if (!after)
 		return 1;
 	lost = lost_ca_lids_scored(g, st, after);
-	if (lost < 0 || lost > lost_before) {
+	if (lost < 0 || (lost > lost_before &&
+			 pairs_no_more(g, st, was, NULL, &mine,
+				       &theirs) != 1)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: the "
 			"polish of the base LIDs of %s is taken back: the "
 			"reach pass would leave %d CA LIDs without a route "
-			"from some CA after it, against %d\n", whose, lost,
-			lost_before);
+			"from some CA after it, against %d (host/LID pairs "
+			"after the whole pass: %" PRId64 ", against %" PRId64
+			"; -1 not known)\n", whose, lost, lost_before, mine,
+			theirs);
 		free(after);
 		return 1;
 	}
@@ -227,7 +236,7 @@ static void polish_base_lids(struct oo_guard *g,
 	snprintf(what, sizeof(what), "%s, base LIDs first", whose);
 	log_polish(g, what, res, steer);
 	if (!res->moved ||
-	    !take_back_base_polish(g, st, whose, before, cur, stock))
+	    !take_back_base_polish(g, st, whose, was, before, cur, stock))
 		return;
 	copy_lfts(g, (uint8_t *)was, 0);
 	memset(res, 0, sizeof(*res));
@@ -599,11 +608,13 @@ static const char *last_step_refused(struct oo_guard *g,
 				     const struct oo_eval_score *stock,
 				     uint32_t *const *check, unsigned nc,
 				     const double *check_before,
-				     uint64_t lost_before, int *c)
+				     uint64_t lost_before, int64_t pairs_before,
+				     int *c)
 {
 	struct oo_guard_sums sum_after, sum_before;
 	double check_after[2];
 	uint64_t lost_after;
+	int64_t pairs_after;
 
 	*c = first_drop(g, after, before);
 	if (*c >= 0)
@@ -621,8 +632,14 @@ static const char *last_step_refused(struct oo_guard *g,
 	    check_after[1] < check_before[1] - OO_EVAL_EPSILON)
 		return "they would score lower in random orders that neither "
 		    "they nor the guard's cells hold";
-	if (lost_ca_lids(g, st) != 0)
+	if (pairs_before < 0 && lost_ca_lids(g, st) != 0)
 		return "the reach pass would leave CA LIDs without a route";
+	if (pairs_before >= 0) {
+		pairs_after = lost_pairs_after_pass(g, st);
+		if (pairs_after < 0 || pairs_after > pairs_before)
+			return "the reach pass would leave more host/LID pairs "
+			    "without a route";
+	}
 	if (closes_new_loop(g))
 		return "they would close a credit loop among the routes the "
 		    "CAs' traffic takes, where the stock tables close none";
@@ -768,8 +785,12 @@ static void log_last_step(const struct oo_guard *g, enum last_step_kind kind,
  * nor the guard's cells, more of them the fewer the ranks), leave no CA
  * LID without a route after the reach pass and close no credit loop the
  * stock tables do not (last_step_refused()); else the tables before go
- * back.  Only where those leave none: the reach pass's fills may hang on
- * the entries that move.
+ * back.  Where the tables before leave CA LIDs without a route after the
+ * pass's first stage, the step must leave no more host/LID pairs without
+ * a route after the whole pass as OpenSM runs it than they do
+ * (lost_pairs_after_pass(): the pass's fills may hang on the entries
+ * that move, and it counts them as they fall); where that is not known,
+ * no step.
  */
 void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	       const struct oo_eval_score *stock,
@@ -788,7 +809,8 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	uint64_t lost_before;
 	uint8_t *was;
 	unsigned n, nc = 0, steer;
-	int c;
+	int64_t pairs_before = -1;
+	int c, reach_lost;
 
 	if (!(st->variants & OO_GUARD_POLISH) ||
 	    (kind == LAST_EVEN && !st->polish_even) ||
@@ -802,13 +824,24 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 			w->what);
 		return;
 	}
-	if (lost_ca_lids(g, st) != 0) {
+	reach_lost = lost_ca_lids(g, st);
+	if (reach_lost > 0)
+		pairs_before = lost_pairs_after_pass(g, st);
+	if (reach_lost < 0 || (reach_lost > 0 && pairs_before < 0)) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: no "
 			"%s: the tables that stay leave CA LIDs without a "
-			"route after the reach pass, or there is no memory to "
-			"tell\n", w->what);
+			"route after the reach pass, and what the whole pass "
+			"leaves is not known, or there is no memory to tell\n",
+			w->what);
 		return;
 	}
+	if (reach_lost > 0)
+		OSM_LOG(g->log, OSM_LOG_VERBOSE, "osmoffset: stock guard: the "
+			"tables that stay leave %d CA LIDs without a route "
+			"after the reach pass's first stage and %" PRId64
+			" host/LID pairs after the whole pass: the %s must "
+			"leave no more pairs\n", reach_lost, pairs_before,
+			w->what);
 	/* before the tables are scored: where they loop, nothing to do */
 	if (kind == LAST_WAYS) {
 		if (!ways_cdg(g, &rn, &cdg))
@@ -848,7 +881,7 @@ void last_step(struct oo_guard *g, const struct oo_guard_stages *st,
 	score_tables(g, st, after);
 	log_scores(g, w->scores, after);
 	why = last_step_refused(g, st, after, before, stock, check, nc,
-				check_before, lost_before, &c);
+				check_before, lost_before, pairs_before, &c);
 	if (!why) {
 		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: %s go "
 			"on: at least as good in every cell, better on the "

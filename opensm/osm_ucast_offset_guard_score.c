@@ -609,6 +609,85 @@ int lost_after_stage(struct oo_guard *g,
 }
 
 /*
+ * The reach pass as the guard weighs reach in the end (ours_reach_more()):
+ * with the option leaf_shuffles the pass as OpenSM runs it on VL0 (LIDs
+ * that stay out of reach may take another LID's routes of their port,
+ * st->fill_final), else the whole pass without such routes
+ * (st->fill_whole).  NULL where it is not known.
+ */
+oo_lft_builder pass_as_weighed(const struct oo_guard *g,
+			       const struct oo_guard_stages *st)
+{
+	return g->leaf_shuffles ? st->fill_final : st->fill_whole;
+}
+
+/*
+ * The host/LID pairs (every CA port a host, SHARP nodes too) that the
+ * tables in place leave without a route after the reach pass as OpenSM
+ * runs it on VL0 (st->fill_final: its last fills by port, and LIDs that
+ * stay out of reach may take another LID's routes of their port), counted
+ * by oo_eval_lost_pairs(); -1 where that pass is not known, lanes beyond
+ * VL0 fill what it leaves, or there is no memory.  The tables in place
+ * stay as they are.
+ */
+int64_t lost_pairs_after_pass(struct oo_guard *g,
+			      const struct oo_guard_stages *st)
+{
+	struct oo_guard_stages with = *st;
+	struct oo_eval_net net = all_ca_net(g);
+	int64_t n;
+	int filled;
+
+	with.fill = st->fill_final;
+	if (!with.fill || st->lanes_beyond_vl0)
+		return -1;
+	filled = fill_in_place(g, &with);
+	n = oo_eval_lost_pairs(&net, g->num_all_ca);
+	unfill(g, filled);
+	return n;
+}
+
+/*
+ * lost_pairs_after_pass() of the tables in buf (with the port profiles in
+ * prof; NULL: those in place); the tables in place stay as they are.
+ */
+int64_t lost_pairs_of(struct oo_guard *g, const struct oo_guard_stages *st,
+		      const uint8_t *buf, const uint32_t *prof)
+{
+	struct oo_guard_snapshot was = { NULL, NULL };
+	int64_t n = -1;
+
+	if (!take_snapshot(g, &was)) {
+		copy_lfts(g, (uint8_t *)buf, 0);
+		if (prof)
+			restore_profiles(g, prof);
+		n = lost_pairs_after_pass(g, st);
+		put_back_snapshot(g, &was);
+	}
+	free_snapshot(&was);
+	return n;
+}
+
+/*
+ * Whether the tables in place leave no more host/LID pairs without a
+ * route after the reach pass as OpenSM runs it than those in buf (prof as
+ * in lost_pairs_of()): 1, 0, or -1 where either count is not known.  The
+ * counts go to *mine and *theirs.
+ */
+int pairs_no_more(struct oo_guard *g, const struct oo_guard_stages *st,
+		  const uint8_t *buf, const uint32_t *prof, int64_t *mine,
+		  int64_t *theirs)
+{
+	*theirs = -1;
+	*mine = lost_pairs_after_pass(g, st);
+	if (*mine >= 0)
+		*theirs = lost_pairs_of(g, st, buf, prof);
+	if (*mine < 0 || *theirs < 0)
+		return -1;
+	return *mine <= *theirs;
+}
+
+/*
  * lost_after_stage() of the whole reach pass (st->fill_whole, its retry
  * round too), as OpenSM's reach pass will leave the tables but for the
  * routes LIDs may borrow.

@@ -74,12 +74,59 @@ int beats_ours(const struct oo_guard *g,
 }
 
 /*
+ * Whether the tables in place, which leave lost CA LIDs without a route
+ * from some CA after the reach pass's first stage (lost_ca_lids(), -1
+ * not known), reach as much as port offsetting's (lft_ours, lost_ours):
+ * no more such LIDs; or, where more, no more host/LID pairs without a
+ * route after the whole pass as OpenSM runs it (lost_pairs_after_pass()):
+ * its retry round and last fills reach much that the first stage leaves.
+ * Once tables go on so (ours_by_pairs), those pairs decide from then on.
+ * Logged where the pairs decide.
+ */
+static int reach_as_ours(struct oo_guard *g, const struct oo_guard_stages *st,
+			 const struct oo_variant *v, int lost)
+{
+	int64_t mine = -1, theirs = -1;
+	int fewer = -1;
+
+	if (lost >= 0 && lost <= g->lost_ours && !g->ours_by_pairs)
+		return 1;
+	if (lost >= 0)
+		fewer = pairs_no_more(g, st, g->lft_ours, g->prof_ours, &mine,
+				      &theirs);
+	if (fewer < 0) {
+		if (lost >= 0 && lost <= g->lost_ours)
+			return 1;	/* the first stage's count decides */
+	} else if (fewer) {
+		if (lost > g->lost_ours) {
+			OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock "
+				"guard: port offsetting's LFTs %s leave %d CA "
+				"LIDs without a route from some CA after the "
+				"reach pass's first stage, against %d, but no "
+				"more host/LID pairs after the whole pass (%"
+				PRId64 ", against %" PRId64 ")\n", v->what_new,
+				lost, g->lost_ours, mine, theirs);
+			g->ours_by_pairs = 1;
+		}
+		return 1;
+	}
+	OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
+		"offsetting's LFTs %s would score better, but leave %d CA "
+		"LIDs (SHARP nodes among them) without a route from some CA "
+		"after the reach pass, against %d (host/LID pairs after the "
+		"whole pass: %" PRId64 ", against %" PRId64 "; -1 not known); "
+		"those %s go on\n", v->what_new, lost, g->lost_ours, mine,
+		theirs, v->what_old);
+	return 0;
+}
+
+/*
  * The tables in place, scored into scratch, against ours (lft_ours,
  * prof_ours and the scores in ours), as variant v names them: they
  * replace ours where they beat them (beats_ours(), stock NULL where the
- * stock tables are not built yet) and leave no more CA LIDs without a
- * route (lost_ours); else ours go back in place.  Returns 1 where they
- * replaced ours, else 0.
+ * stock tables are not built yet) and reach as much (reach_as_ours());
+ * else ours go back in place.  Returns 1 where they replaced ours, else
+ * 0.
  */
 int keep_if_better(struct oo_guard *g, const struct oo_guard_stages *st,
 		   const struct oo_variant *v,
@@ -93,13 +140,7 @@ int keep_if_better(struct oo_guard *g, const struct oo_guard_stages *st,
 	better = beats_ours(g, scratch, ours, stock, &sum_mine, &sum_ours);
 	if (better)
 		lost = lost_ca_lids(g, st);
-	if (better && (lost < 0 || lost > g->lost_ours)) {
-		OSM_LOG(g->log, OSM_LOG_INFO, "osmoffset: stock guard: port "
-			"offsetting's LFTs %s would score better, but leave "
-			"%d CA LIDs (SHARP nodes among them) without a route "
-			"from some CA after the reach pass, against %d; those "
-			"%s go on\n", v->what_new, lost, g->lost_ours,
-			v->what_old);
+	if (better && !reach_as_ours(g, st, v, lost)) {
 		better = 0;
 	} else {
 		log_variant(g, v, better, &sum_mine, &sum_ours);

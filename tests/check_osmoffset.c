@@ -1905,12 +1905,15 @@ START_TEST(eval_finds_the_lids_a_flow_loses)
 	ev_setup(&e, 0);
 	memset(lost, 0, sizeof(lost));
 	ck_assert_int_eq(oo_eval_lost_lids(&e.net, 4, lost), 0);
+	ck_assert_int_eq(oo_eval_lost_pairs(&e.net, 4), 0);
 	/* spine 2 a dead end for host 2's LID, a loop for host 3's; spine
 	   3, which no leaf sends to here, has no entry for host 0's */
 	e.lft[2][3] = 0xff;
 	e.lft[2][4] = 1;
 	e.lft[3][1] = 0xff;
 	ck_assert_int_eq(oo_eval_lost_lids(&e.net, 4, lost), 2);
+	/* both LIDs lost from the two hosts of leaf 0 */
+	ck_assert_int_eq(oo_eval_lost_pairs(&e.net, 4), 4);
 	for (h = 0; h < 4; h++)
 		ck_assert_msg(lost[h] == (h >= 2), "host %u: %u", h, lost[h]);
 	/* the shifted tables send host 3's LID over spine 3 */
@@ -1927,6 +1930,7 @@ START_TEST(eval_finds_the_lids_a_flow_loses)
 	e.lft[3][7] = 0xff;
 	memset(lost, 0, sizeof(lost));
 	ck_assert_int_eq(oo_eval_lost_lids(&e.net, 2, lost), 1);
+	ck_assert_int_eq(oo_eval_lost_pairs(&e.net, 2), 1);
 	ck_assert_uint_eq(lost[1 * 2 + 1], 1);
 	ck_assert_uint_eq(lost[1 * 2], 0);
 	ck_assert_uint_eq(lost[0] | lost[1], 0);
@@ -3185,6 +3189,38 @@ START_TEST(rank_hosts_on_a_core_keep_it_a_core)
 	ck_assert_uint_eq(r.t.level_slots[0], 2);
 	ck_assert_uint_eq(r.t.level_slots[1], 1);
 	ck_assert_uint_eq(r.t.divisor[1], 2);
+	oo_rank_tree_free(&r.t);
+}
+END_TEST
+
+START_TEST(rank_hosts_on_a_line_asic_over_one_edge_keep_it_a_line)
+{
+	/*
+	 * A small director: line ASICs 2 and 3 (a management HCA on each)
+	 * over one edge each (0 and 1, four hosts), fabric ASICs 4 and 5
+	 * over both lines.  A line has as many cables to a leaf as hosts:
+	 * not more, so it is taken for a spine by its few hosts (a quarter
+	 * of a typical leaf's), not for a leaf that would leave updn no
+	 * root (shape 29 of docs/shapes.md fell back to minhop).
+	 */
+	static const unsigned hosts[6] = { 4, 4, 1, 1, 0, 0 };
+	static const unsigned level[6] = { 0, 0, 1, 1, 2, 2 };
+	static const unsigned cable[][4] = {
+		{ 0, 5, 2, 1 }, { 1, 5, 3, 1 },
+		{ 2, 2, 4, 1 }, { 2, 3, 5, 1 }, { 3, 2, 4, 2 },
+		{ 3, 3, 5, 2 },
+	};
+	uint8_t leaf[6];
+	unsigned s;
+	struct rg r;
+
+	rg_build(&r, 6, hosts, cable, 6);
+	ck_assert_uint_eq(r.t.num_levels, 3);
+	ck_assert_int_eq(oo_rank_leaves(&r.g, leaf), 0);
+	for (s = 0; s < 6; s++) {
+		ck_assert_uint_eq(r.t.level[s], level[s]);
+		ck_assert_uint_eq(leaf[s], s < 2);
+	}
 	oo_rank_tree_free(&r.t);
 }
 END_TEST
@@ -4925,6 +4961,8 @@ static Suite *osmoffset_suite(void)
 	tcase_add_test(rk, rank_missing_cable_leaves_a_hole);
 	tcase_add_test(rk, rank_hosts_on_a_spine_keep_it_a_spine);
 	tcase_add_test(rk, rank_hosts_on_a_core_keep_it_a_core);
+	tcase_add_test(rk,
+		       rank_hosts_on_a_line_asic_over_one_edge_keep_it_a_line);
 	tcase_add_test(rk, rank_jobs_run_on_the_leaves_only);
 	tcase_add_test(rk, rank_jobs_cross_a_trunk_from_a_lone_host);
 	tcase_add_test(rk, rank_tapered_edges_number_their_own_links);

@@ -2,10 +2,13 @@
 
 Leaves are the switches with hosts, less those that look like spines or
 cores with a few hosts on them (management HCAs): a switch with more
-cables to other host switches than hosts, or one with a quarter of a
-typical leaf's hosts or fewer (the median of the host switches), fewer
-hosts than switch cables, whose neighbours lead down to several groups of
-leaves (a core switch of a three-level tree).  The plugin ranks its tree
+cables to other host switches than hosts; one with a quarter of a
+typical leaf's hosts or fewer (the median of the host switches) and at
+least as many cables to switches with more than that as hosts (a line
+ASIC of a small director with one HCA over one edge); or one with a
+quarter of a typical leaf's hosts or fewer, fewer hosts than switch
+cables, whose neighbours lead down to several groups of leaves (a core
+switch of a three-level tree).  The plugin ranks its tree
 from these leaves and gives a CA on another switch no leaf slot
 (oo_rank_leaves() in opensm/osm_offset_rank.c; this is the same rule for
 the tools): the hosts of the leaves are the compute nodes, in the order
@@ -30,6 +33,14 @@ def is_aggregation_node(desc):
 def _looks_like_spine(links, hosts, s):
     """More cables to host switches than hosts."""
     return sum(1 for t in links[s] if hosts[t]) > hosts[s]
+
+
+def _spine_with_hosts(links, hosts, s, typical):
+    """A quarter of a typical leaf's hosts or fewer, and at least as many
+    cables to switches with more than that as hosts."""
+    if hosts[s] * 4 > typical:
+        return False
+    return sum(1 for t in links[s] if hosts[t] * 4 > typical) >= hosts[s]
 
 
 def _typical_hosts(hosts):
@@ -67,7 +78,8 @@ def leaf_switches(links: Sequence[Sequence[int]],
     for s in range(n):
         core = hosts[s] * 4 <= typical and hosts[s] < len(links[s]) and \
             _spans_groups(links, hosts, s, full)
-        out.append(bool(hosts[s]) and not spine[s] and not core)
+        out.append(bool(hosts[s]) and not spine[s] and not core and
+                   not _spine_with_hosts(links, hosts, s, typical))
     return out
 
 

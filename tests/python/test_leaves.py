@@ -45,6 +45,17 @@ def test_a_core_with_a_management_hca_is_no_leaf():
     assert leaves.leaf_switches(links, hosts) == [True] * 4 + [False] * 6
 
 
+def test_a_line_asic_with_a_management_hca_over_one_edge_is_no_leaf():
+    """A small director: line ASICs 2 and 3 with one management HCA each,
+    each over one edge (0, 1) of four hosts; fabric ASICs 4 and 5 over
+    both lines.  A line has as many cables to an edge as hosts: no leaf
+    (check_osmoffset's rank_hosts_on_a_line_asic_over_one_edge_keep_it_a_
+    line, the same shape)."""
+    links = [[2], [3], [0, 4, 5], [1, 4, 5], [2, 3], [2, 3]]
+    hosts = [4, 4, 1, 1, 0, 0]
+    assert leaves.leaf_switches(links, hosts) == [True] * 2 + [False] * 4
+
+
 def test_a_doubled_trunk_to_a_one_host_switch():
     """The 2008 mail's fabric: one host on switch 0, four on switch 1,
     four parallel cables: switch 0 looks like a spine (more cables to host

@@ -344,7 +344,12 @@ def test_a_copy_without_five_percent_of_cables_reaches_every_lid(tmp_path):
     pass's last step sends each of those holes over another cable (the
     turn takes the one the spine sends the leaf's own LID by, one of two
     where a cable is doubled), which closes none: every pair has a
-    route again."""
+    route again.  The polished tables of ours beat them in every cell,
+    but the first stage of the reach pass leaves 42 CA LIDs of theirs
+    without a route from some CA, against 24: they used to be refused
+    (leaf order 0.266).  After the whole pass as OpenSM runs it they
+    leave no host/LID pair without a route either, and that decides
+    now (reach_as_ours()): 0.515, as on the other copies."""
     if not os.path.isfile(DUMP):
         pytest.skip("%s is absent" % DUMP)
     if plugin_dir() is None:
@@ -360,13 +365,17 @@ def test_a_copy_without_five_percent_of_cables_reaches_every_lid(tmp_path):
     assert g.returncode == 0, g.stderr
     figures = {}
     for mode in ("stock", "on"):
-        res, _log = route_dump(tmp_path / mode, ["--net", net], mode)
+        res, log = route_dump(tmp_path / mode, ["--net", net], mode)
         if mode == "stock":
             assert res["unreachable_pairs"] == 0, res["problems"][:5]
         figures[mode] = res["shift"]["base"]["efficiency"]
+    assert ("leave 42 CA LIDs without a route from some CA after the "
+            "reach pass's first stage, against 24, but no more host/LID "
+            "pairs after the whole pass (0, against 0)") in log, \
+        [ln for ln in log.splitlines() if "stock guard" in ln]
     assert unreachable_by_kind(tmp_path / "on") == {}
     # stock updn's tables have a credit loop here, as on the whole dump
     assert not res["credit_loop"], res.get("credit_cycle")
-    # leaf order, base LIDs: 0.266 against stock updn's 0.248 (0.305
-    # against 0.250 in the leaf order by first host name)
-    assert figures["on"] >= 1.05 * figures["stock"], figures
+    # leaf order, base LIDs: 0.515 against stock updn's 0.248 (0.266
+    # before the pairs decided)
+    assert figures["on"] >= 2 * figures["stock"], figures

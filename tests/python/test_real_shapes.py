@@ -212,6 +212,57 @@ def test_sharp_fabric_routes_as_updn_without_root_list(fab, tmp_path):
     assert info["engine_used"] == "updn"
 
 
+@pytest.mark.parametrize("lmc", LMCS)
+def test_management_hcas_on_line_asics_over_one_edge_route_as_updn(tmp_path,
+                                                                   lmc):
+    """Shape 29 of docs/shapes.md: two small director chassis (four line
+    and three fabric ASICs each), four edges with four hosts and one
+    cable to a line ASIC of each director (one edge empty), a management
+    HCA on two line ASICs of each, SHARP nodes.  A line ASIC has as many
+    cables to an edge with hosts as hosts of its own, so it used to be
+    taken for a leaf: updn's detection found no root even without the
+    management HCAs, and the fabric went to minhop, whose routes close a
+    credit loop at LMC 0.  Taken for a spine (oo_rank_leaves()), its
+    HCAs are left out of the detection, the fabric ASICs are the roots
+    and the plugin routes it as updn: every CA reaches every LID, no
+    credit loop, and no figure below stock's."""
+    need_mode("on")
+    net = str(tmp_path / "shape-29.net")
+    proc = run_script(os.path.join(REPO, "sim-topologies", "gen-fabric"), [
+        "cluster", "--radix", "64", "--edges", "4", "--hosts-per-edge", "4",
+        "--uplinks", "2", "--rails", "4", "--directors", "2", "--lines",
+        "4", "--fabrics", "3", "--empty-edges", "1", "--core-hosts", "4",
+        "--sharp", "--seed", "510", "--random-guids", "-o", net])
+    assert proc.returncode == 0, proc.stderr
+    res, info = {}, {}
+    for mode in MODES:
+        out = tmp_path / mode
+        args = ["--net", net, "--out", str(out), "--lmc", str(lmc),
+                "--quiet", "--no-ibroute", "--roots", "none",
+                "--allow-fallback"]
+        args += ["--stock"] if mode == "stock" else \
+            ["--port-offsetting", "on", "--plugin-dir", plugin_dir()]
+        proc = run_osm_sim(args)
+        assert proc.returncode == 0, proc.stderr
+        with open(str(out / "osm-sim.json")) as f:
+            info[mode] = json.load(f)
+        res[mode] = analyse_dir(out)
+    assert info["stock"]["engine_used"] == "minhop"
+    assert info["on"]["engine_used"] == "updn"
+    assert res["on"]["valid"]
+    assert res["on"]["unreachable_pairs"] == 0
+    assert not res["on"]["credit_loop"], res["on"]["credit_cycle"]
+    if lmc == 0:
+        assert res["stock"]["credit_loop"]
+    for traffic in ("base", "spread"):
+        if res["stock"]["shift"].get(traffic):
+            assert (round(res["on"]["shift"][traffic]["efficiency"], 3) >=
+                    round(res["stock"]["shift"][traffic]["efficiency"], 3))
+    with open(str(tmp_path / "on" / "osm.log"), errors="replace") as f:
+        log = f.read()
+    assert "without the 4 on switches that are no leaves" in log
+
+
 @pytest.mark.parametrize("roots", ["auto", "none"])
 @pytest.mark.parametrize("lmc", LMCS)
 def test_management_hcas_on_two_cores_reach_each_other(tmp_path, lmc,
@@ -1942,6 +1993,30 @@ def test_reaching_every_lid_comes_before_a_cell(tmp_path, lmc, won,
     assert ours["valid"] and ours["unreachable_pairs"] == 0
     assert not ours["credit_loop"], ours["credit_cycle"]
     assert stock["unreachable_pairs"] > 0
+
+
+def test_cables_evened_where_the_first_stage_leaves_lids(tmp_path):
+    """var-dir-mgmt-taper3 at LMC 2: the tables that stay leave 4 CA
+    LIDs of management HCAs without a route after the reach pass's first
+    stage, none after the whole pass (one LID offset takes its port's
+    routes).  The evening over parallel cables (the line ASICs' cables to
+    the fabric ASICs) used to be skipped on such tables ("no evening of
+    the cables"); now it runs, and goes on where the whole pass as
+    OpenSM runs it leaves no more host/LID pairs without a route after
+    it.  Every pair routed, no credit loop among the CAs' routes or
+    every entry."""
+    need_mode("on")
+    log, ours, stock = route_variant(tmp_path, "var-dir-mgmt-taper3", lmc=2)
+    assert "no evening of the cables" not in log
+    assert "the tables with their cables evened go on: at least as good " \
+        "in every cell, better on the whole" in log
+    assert ours["valid"] and ours["unreachable_pairs"] == 0
+    assert not ours["credit_loop"], ours["credit_cycle"]
+    assert stock["unreachable_pairs"] > 0
+    every = analyse_dir(tmp_path / "var-dir-mgmt-taper3-on-lmc2",
+                        args=["--credit-loops", "every-entry"])
+    assert every["unreachable_pairs"] == 0
+    assert not every["credit_loop"], every["credit_cycle"]
 
 
 def test_jobs_on_the_leaves_of_dir_sharp_leave_one_sharp_pair(tmp_path):
