@@ -627,8 +627,8 @@ oo_lft_builder pass_as_weighed(const struct oo_guard *g,
  * runs it on VL0 (st->fill_final: its last fills by port, and LIDs that
  * stay out of reach may take another LID's routes of their port), counted
  * by oo_eval_lost_pairs(); -1 where that pass is not known, lanes beyond
- * VL0 fill what it leaves, or there is no memory.  The tables in place
- * stay as they are.
+ * VL0 fill what it leaves, or it or the count has no memory.  The tables
+ * in place stay as they are.
  */
 int64_t lost_pairs_after_pass(struct oo_guard *g,
 			      const struct oo_guard_stages *st)
@@ -641,9 +641,12 @@ int64_t lost_pairs_after_pass(struct oo_guard *g,
 	with.fill = st->fill_final;
 	if (!with.fill || st->lanes_beyond_vl0)
 		return -1;
+	if (!g->lft_unfilled)
+		return -1;
+	/* a pass that failed (no memory) counts nothing */
 	filled = fill_in_place(g, &with);
-	n = oo_eval_lost_pairs(&net, g->num_all_ca);
-	unfill(g, filled);
+	n = filled ? oo_eval_lost_pairs(&net, g->num_all_ca) : -1;
+	unfill(g, 1);		/* lft_unfilled holds the tables before */
 	return n;
 }
 
