@@ -256,8 +256,6 @@ int lost_after_whole_pass(struct oo_guard *g,
 			  const struct oo_guard_stages *st,
 			  uint8_t *buf, int lost);
 int lost_in_place(struct oo_guard *g, const struct oo_guard_stages *st);
-oo_lft_builder pass_as_weighed(const struct oo_guard *g,
-			       const struct oo_guard_stages *st);
 int64_t lost_pairs_after_pass(struct oo_guard *g,
 			      const struct oo_guard_stages *st);
 int64_t lost_pairs_of(struct oo_guard *g, const struct oo_guard_stages *st,

@@ -337,36 +337,18 @@ void oo_eval_mark_paths(const struct oo_eval_net *net, const uint32_t *order,
 					  mark);
 }
 
-int oo_eval_lost_lids(const struct oo_eval_net *net, unsigned num_hosts,
-		      uint8_t *lost)
-{
-	unsigned lids = net->lids_per_port, h, o, s, found = 0;
-	uint8_t *holds = calloc(net->num_sw + 1, 1);
-
-	if (!holds)
-		return -1;
-	for (h = 0; h < num_hosts; h++)
-		holds[net->host_sw[h]] = 1;
-	for (h = 0; h < num_hosts; h++)
-		for (o = 0; o < lids; o++)
-			for (s = 0; s < net->num_sw; s++) {
-				if (!holds[s] || s == net->host_sw[h] ||
-				    !walk_lid(net, s, h, net->host_lid[h] + o,
-					      0, NULL))
-					continue;
-				lost[(size_t)h * lids + o] = 1;
-				found++;
-				break;
-			}
-	free(holds);
-	return (int)found;
-}
-
-int64_t oo_eval_lost_pairs(const struct oo_eval_net *net, unsigned num_hosts)
+/*
+ * For every LID of the num_hosts hosts, the switches holding hosts it is
+ * lost from (walk_lid()): with lost, it is marked there and counted once,
+ * at the first such switch; without, each host on every such switch
+ * counts.  Returns the count, or -1 (no memory).
+ */
+static int64_t walk_lost(const struct oo_eval_net *net, unsigned num_hosts,
+			 uint8_t *lost)
 {
 	unsigned lids = net->lids_per_port, h, o, s;
 	unsigned *on = calloc(net->num_sw + 1, sizeof(*on));
-	int64_t lost = 0;
+	int64_t found = 0;
 
 	if (!on)
 		return -1;
@@ -374,13 +356,32 @@ int64_t oo_eval_lost_pairs(const struct oo_eval_net *net, unsigned num_hosts)
 		on[net->host_sw[h]]++;
 	for (h = 0; h < num_hosts; h++)
 		for (o = 0; o < lids; o++)
-			for (s = 0; s < net->num_sw; s++)
-				if (on[s] && s != net->host_sw[h] &&
-				    walk_lid(net, s, h, net->host_lid[h] + o,
-					     0, NULL))
-					lost += on[s];
+			for (s = 0; s < net->num_sw; s++) {
+				if (!on[s] || s == net->host_sw[h] ||
+				    !walk_lid(net, s, h, net->host_lid[h] + o,
+					      0, NULL))
+					continue;
+				if (!lost) {
+					found += on[s];
+					continue;
+				}
+				lost[(size_t)h * lids + o] = 1;
+				found++;
+				break;
+			}
 	free(on);
-	return lost;
+	return found;
+}
+
+int oo_eval_lost_lids(const struct oo_eval_net *net, unsigned num_hosts,
+		      uint8_t *lost)
+{
+	return (int)walk_lost(net, num_hosts, lost);
+}
+
+int64_t oo_eval_lost_pairs(const struct oo_eval_net *net, unsigned num_hosts)
+{
+	return walk_lost(net, num_hosts, NULL);
 }
 
 int oo_eval_worse(const struct oo_eval_score *a,

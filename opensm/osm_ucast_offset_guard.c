@@ -240,7 +240,8 @@ built:
  */
 static int reach_count(struct oo_guard *g, const struct oo_guard_stages *st)
 {
-	return lost_after_stage(g, st, pass_as_weighed(g, st));
+	return lost_after_stage(g, st, g->leaf_shuffles ? st->fill_final :
+				st->fill_whole);
 }
 
 /*

@@ -632,9 +632,11 @@ static const char *last_step_refused(struct oo_guard *g,
 	    check_after[1] < check_before[1] - OO_EVAL_EPSILON)
 		return "they would score lower in random orders that neither "
 		    "they nor the guard's cells hold";
-	if (pairs_before < 0 && lost_ca_lids(g, st) != 0)
-		return "the reach pass would leave CA LIDs without a route";
-	if (pairs_before >= 0) {
+	if (pairs_before < 0) {
+		if (lost_ca_lids(g, st) != 0)
+			return "the reach pass would leave CA LIDs without a "
+			    "route";
+	} else {
 		pairs_after = lost_pairs_after_pass(g, st);
 		if (pairs_after < 0 || pairs_after > pairs_before)
 			return "the reach pass would leave more host/LID pairs "

@@ -609,19 +609,6 @@ int lost_after_stage(struct oo_guard *g,
 }
 
 /*
- * The reach pass as the guard weighs reach in the end (ours_reach_more()):
- * with the option leaf_shuffles the pass as OpenSM runs it on VL0 (LIDs
- * that stay out of reach may take another LID's routes of their port,
- * st->fill_final), else the whole pass without such routes
- * (st->fill_whole).  NULL where it is not known.
- */
-oo_lft_builder pass_as_weighed(const struct oo_guard *g,
-			       const struct oo_guard_stages *st)
-{
-	return g->leaf_shuffles ? st->fill_final : st->fill_whole;
-}
-
-/*
  * The host/LID pairs (every CA port a host, SHARP nodes too) that the
  * tables in place leave without a route after the reach pass as OpenSM
  * runs it on VL0 (st->fill_final: its last fills by port, and LIDs that
